@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench lint format clean peers
+.PHONY: demo test bench fuzz lint format clean peers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,image]'
+	$(PY) -m pip install --quiet -e '.[dev,image,test]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,17 +23,23 @@ bench: $(STAMP)
 		echo "== $$script"; $(PY) $$script || exit 1; \
 	done
 
+# Fuzz every compiled kernel with numba's bounds checks on (FUZZ_SECONDS=3600 by default); prints
+# inputs tried, crashes, hangs and failures, and keeps the inputs of any finding.
+FUZZ_SECONDS ?= 3600
+fuzz: $(STAMP)
+	$(PY) tools/fuzz.py --seconds $(FUZZ_SECONDS) --boundscheck
+
 # Optional peers for side-by-side benchmarks (tf.data, PyTorch DataLoader). Not needed for tests.
 peers: $(STAMP)
 	$(PY) -m pip install --quiet tensorflow-cpu 'torch==2.13.0'
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks tools
+	$(VENV)/bin/ruff format --check src tests benchmarks tools
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests benchmarks
-	$(VENV)/bin/ruff check --fix src tests benchmarks
+	$(VENV)/bin/ruff format src tests benchmarks tools
+	$(VENV)/bin/ruff check --fix src tests benchmarks tools
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

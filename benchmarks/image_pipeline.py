@@ -12,6 +12,9 @@ Pipelines (each row is one full pass over the images; medians of interleaved run
   drawing every random value per image): ``.map(decode).batch(32).map(augment, seed=1)``
 - headrace threads: the serial pipeline with ``num_parallel_calls=2, executor="thread"`` (decoders
   and the compiled kernels release the GIL), and the batched one with a threaded decode
+- headrace AUTOTUNE: the per-element pipeline as users write it, ``map(decode_and_augment,
+  num_parallel_calls=AUTOTUNE, seed=1).batch(32).prefetch(AUTOTUNE)``; the executor is chosen by
+  measuring and the workers by the autotuner (goal, issue 10: at least 1.0x tf.data AUTOTUNE)
 - tf.data serial (``map`` without ``num_parallel_calls``) and tf.data AUTOTUNE
   (``num_parallel_calls=AUTOTUNE`` and ``prefetch(AUTOTUNE)``), with tf.io.decode_jpeg and tf.image ops
 
@@ -87,6 +90,9 @@ def headrace_pipelines(jpegs, labels, size: int, colour: bool) -> dict[str, Call
         "headrace batched": lambda: source().map(decode).batch(BATCH).map(batch_fn, seed=1),
         "headrace threads(2)": lambda: (
             source().map(element, num_parallel_calls=2, executor="thread", seed=1).batch(BATCH)
+        ),
+        "headrace AUTOTUNE (per element)": lambda: (
+            source().map(element, num_parallel_calls=hr.AUTOTUNE, seed=1).batch(BATCH).prefetch(hr.AUTOTUNE)
         ),
         "headrace batched, threaded decode(2)": lambda: (
             source()

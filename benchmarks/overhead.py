@@ -1,15 +1,20 @@
 """Per-element engine overhead: range(N).map(f).filter(g).batch(256) with trivial Python functions.
 
 Compared, in one run: a plain Python loop making the same calls on the same values, headrace, and
-tf.data when TensorFlow is installed. Goal (issue 2): headrace within 2x of the plain loop.
+tf.data when TensorFlow is installed. Goal (issue 10): a serial pipeline's time per element at most
+1.5x the plain loop's. Also: the cost of the per-element generator of ``map(seed=)`` (goal: <= 5 us),
+against the SeedSequence + PCG64 it replaced, in CPU time (wall time on a shared machine adds waits).
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 import headrace as hr
 from _common import have, median_seconds, report
+from headrace.runtime.calls import element_rng
 
 N = 200_000
 
@@ -91,6 +96,11 @@ def main() -> None:
         "elem/s",
         "plain Python loop",
     )
+    rates = dict(rows)
+    print(
+        f"  serial overhead: {rates['plain Python loop'] / rates['headrace']:.2f}x the plain loop's time per "
+        "element (goal <= 1.5x)"
+    )
     rows = [
         ("plain Python loop", N / median_seconds(plain_unbatched)),
         ("headrace", N / median_seconds(headrace_unbatched)),
@@ -100,6 +110,27 @@ def main() -> None:
         ),
     ]
     report("unbatched range.map.filter, elements/s (median of 5)", rows, "elem/s", "plain Python loop")
+    rng_cost()
+
+
+def rng_cost(count: int = 20_000) -> None:
+    def seed_sequence(seed, iteration, epoch, position):  # what map(seed=) used before
+        return np.random.Generator(
+            np.random.PCG64(np.random.SeedSequence([seed, iteration, epoch, position]))
+        )
+
+    print("\nper-element generator of map(seed=), CPU time per element (best of 5)")
+    for name, make in (
+        ("element_rng (Philox, counter-based)", element_rng),
+        ("SeedSequence + PCG64", seed_sequence),
+    ):
+        best = float("inf")
+        for _ in range(5):
+            start = time.thread_time()
+            for position in range(count):
+                make(7, 0, 0, position)
+            best = min(best, time.thread_time() - start)
+        print(f"  {name:<36} {best / count * 1e6:6.2f} us")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ def test_state_is_versioned_json_and_refuses_other_pipelines():
     it = iter(hr.Dataset.range(10).map(lambda x: x * 2))
     next(it)
     state = json.loads(json.dumps(it.get_state()))
-    assert state["headrace_state_version"] == 1
+    assert state["headrace_state_version"] == 2
     other = iter(hr.Dataset.range(10).map(lambda x: x * 3))
     with pytest.raises(hr.CheckpointError, match="different pipeline"):
         other.set_state(state)

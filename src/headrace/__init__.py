@@ -5,20 +5,43 @@
 [[0, 1, 4], [9, 16, 25]]
 """
 
-from . import image, io, tune
+from . import data, experimental, image, io, tune
+from .core.closures import CapturedValueChanged
+from .core.dtypes import (  # tf's dtype names; `bool` is tf.bool here, as in TensorFlow
+    DType,
+    as_dtype,
+    bool,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from .core.errors import (
     CheckpointError,
     DataLossError,
     HeadraceError,
     InvalidArgumentError,
     StructureError,
+    UserStopIteration,
     WorkerError,
 )
 from .core.node import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from .core.options import Options
-from .core.spec import TensorSpec, string
+from .core.spec import TensorShape, TensorSpec, string
 from .dataset import Dataset, TFRecordDataset
 from .iterator import Iterator
+from .readers import CsvDataset, FixedLengthRecordDataset, TextLineDataset
 from .recipes import shuffled_records
 from .tune.rewrite import batch_safe
 from .version import __version__
@@ -27,22 +50,48 @@ __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
     "UNKNOWN_CARDINALITY",
+    "CapturedValueChanged",
     "CheckpointError",
+    "CsvDataset",
+    "DType",
     "DataLossError",
     "Dataset",
+    "FixedLengthRecordDataset",
     "HeadraceError",
     "InvalidArgumentError",
     "Iterator",
     "Options",
     "StructureError",
     "TFRecordDataset",
+    "TensorShape",
     "TensorSpec",
+    "TextLineDataset",
+    "UserStopIteration",
     "WorkerError",
     "__version__",
+    "as_dtype",
     "batch_safe",
+    "bool",
+    "complex64",
+    "complex128",
+    "data",
+    "double",
+    "experimental",
+    "float16",
+    "float32",
+    "float64",
+    "half",
     "image",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
     "io",
     "shuffled_records",
     "string",
     "tune",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
 ]

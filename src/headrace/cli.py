@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .core.errors import HeadraceError
 from .profile import cli as profile_cli
 from .version import __version__
 
@@ -29,14 +30,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def error_line(exc: BaseException) -> str:
+    """One line for an error the user can fix: the file first, then what was wrong.
+
+    >>> error_line(FileNotFoundError(2, "No such file or directory", "data/x.npy"))
+    'data/x.npy: No such file or directory'
+    """
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.filename}: {exc.strerror or exc}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``headrace`` command. Errors caused by the input (a bad file, a missing file, a full
+    disk, an invalid value) print one line naming the file and return 1; bugs keep their traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 0
-    return int(handler(args) or 0)
+    try:
+        return int(handler(args) or 0)
+    except (HeadraceError, OSError) as exc:
+        print(f"headrace {args.command}: error: {error_line(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"headrace {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

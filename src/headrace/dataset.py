@@ -6,18 +6,25 @@ and defaults, so moving a pipeline over is an import change.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
+from .core.closures import check_pipeline
+from .core.elements import ElementsNode
 from .core.errors import InvalidArgumentError
+from .core.fingerprint import fingerprint as pipeline_fingerprint
 from .core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Node
 from .core.options import Options
+from .io import saved
 from .iterator import Iterator
+from .ops.assert_cardinality import AssertCardinalityNode
 from .ops.batch import BatchNode
 from .ops.bucket_by_sequence_length import BucketBySequenceLengthNode
 from .ops.cache import CacheNode
 from .ops.choose_from_datasets import ChooseFromDatasetsNode
 from .ops.concatenate import ConcatenateNode
+from .ops.distribute import DistributeNode
 from .ops.enumerate import EnumerateNode
 from .ops.filter import FilterNode
 from .ops.flat_map import FlatMapNode
@@ -28,21 +35,28 @@ from .ops.interleave import InterleaveNode
 from .ops.map import MapNode
 from .ops.padded_batch import PaddedBatchNode
 from .ops.prefetch import PrefetchNode
+from .ops.ragged_batch import RaggedBatchNode
 from .ops.rebatch import RebatchNode
 from .ops.reduce import reduce as _reduce
+from .ops.rejection_resample import RejectionResampleNode
 from .ops.repeat import RepeatNode
 from .ops.sample_from_datasets import SampleFromDatasetsNode
 from .ops.scan import ScanNode
 from .ops.shard import ShardNode
 from .ops.shuffle import ShuffleNode
 from .ops.skip import SkipNode
+from .ops.sparse_batch import SparseBatchNode
 from .ops.take import TakeNode
 from .ops.take_while import TakeWhileNode
 from .ops.unbatch import UnbatchNode
+from .ops.unique import UniqueNode
+from .ops.window import WindowNode
 from .ops.with_options import OptionsNode, effective_options
 from .ops.zip import ZipNode
+from .sources.counter import CounterNode
 from .sources.files import ListFilesNode
 from .sources.generator import GeneratorNode
+from .sources.random import RandomNode
 from .sources.range import RangeNode
 from .sources.tensor_slices import TensorSlicesNode, TensorsNode
 from .sources.tfrecord import TFRecordNode
@@ -75,6 +89,7 @@ class Dataset:
 
     # --- iteration and introspection ------------------------------------------------------------
     def __iter__(self) -> Iterator:
+        check_pipeline(self.node)  # warn if a value a user function captured has changed since
         options = effective_options(self.node)
         return Iterator(optimise(self.node, options).optimised, options)
 
@@ -200,10 +215,19 @@ class Dataset:
 
     @staticmethod
     def list_files(
-        file_pattern: Any, shuffle: bool | None = None, seed: int | None = None, name: str | None = None
+        file_pattern: Any,
+        shuffle: bool | None = None,
+        seed: int | None = None,
+        name: str | None = None,
+        *,
+        storage_options: dict | None = None,
     ) -> Dataset:
         """Names (bytes) of the files matching one or more glob patterns, sorted; shuffled unless
         ``shuffle=False`` (as in tf.data, a new order each epoch; pass ``seed`` to reproduce it).
+
+        Patterns may be remote (``s3://bucket/train-*``, through fsspec; ``storage_options`` are the
+        filesystem's arguments, see docs/remote_storage.md). headrace's own sidecar files (indexes,
+        manifests) never match.
 
         >>> import os, tempfile
         >>> with tempfile.TemporaryDirectory() as folder:
@@ -216,7 +240,7 @@ class Dataset:
         """
         if shuffle is not None and not isinstance(shuffle, bool):
             raise InvalidArgumentError(f"shuffle={shuffle!r} is not allowed: None (shuffled), True or False")
-        node: Node = ListFilesNode(file_pattern)
+        node: Node = ListFilesNode(file_pattern, storage_options)
         if shuffle is None or shuffle:
             node = ShuffleNode(node, max(node.length, 1), seed=seed, name=name)
         return Dataset(node)
@@ -405,6 +429,34 @@ class Dataset:
         [1, 4, 7]
         """
         return Dataset(ShardNode(self.node, num_shards, index, name))
+
+    def distribute(
+        self,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        remainder: str = "repeat",
+        name: str | None = None,
+    ) -> Dataset:
+        """Replica ``rank``'s share of each epoch when ``num_replicas`` ranks train together: element
+        ``rank`` of every block of ``num_replicas``, the same count on every rank (so DDP never hangs).
+
+        The last partial block is ``remainder``: ``"repeat"`` (short ranks take an element of that block
+        again), ``"pad"`` (the same, zeroed) or ``"drop"``. A checkpoint saved by any rank restores on
+        any rank of a job of any size, continuing the epoch with nothing seen twice or lost. Random
+        stages above need a seed, so ranks agree; put distribute before expensive maps (it seeks past
+        other ranks' elements where the input can, e.g. after global_shuffle). With no arguments the
+        job's layout decides when iterating: ranks and DataLoader workers under ``headrace.torch``, else
+        torchrun's ``WORLD_SIZE``/``RANK``. See docs/distributed_training.md.
+
+        >>> def rank_pipeline(rank, remainder="repeat"):  # what each rank's process builds
+        ...     return Dataset.range(10).global_shuffle(seed=3).distribute(4, rank, remainder)
+        >>> ranks = [[int(x) for x in rank_pipeline(rank)] for rank in range(4)]
+        >>> [len(r) for r in ranks], sorted(set(sum(ranks, [])))
+        ([3, 3, 3, 3], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+        >>> [len(list(rank_pipeline(rank, "drop"))) for rank in range(4)]
+        [2, 2, 2, 2]
+        """
+        return Dataset(DistributeNode(self.node, num_replicas, rank, remainder, name))
 
     @staticmethod
     def choose_from_datasets(
@@ -615,13 +667,17 @@ class Dataset:
         """
         return Dataset(IgnoreErrorsNode(self.node, log_warning, name))
 
-    def cache(self, filename: str = "", name: str | None = None) -> Dataset:
+    def cache(
+        self, filename: str = "", name: str | None = None, *, storage_options: dict | None = None
+    ) -> Dataset:
         """Keep the elements of the first complete pass; later passes read them instead of the input.
 
         ``filename=""`` keeps them in memory. A filename streams them to that file as they pass; it
         appears only when the pass completes (an interrupted run leaves nothing that looks complete),
         is keyed by a fingerprint of the pipeline above (change a function or argument and it is
-        rebuilt, not reused) and holds no pickle. See docs/cache.md.
+        rebuilt, not reused) and holds no pickle. See docs/cache.md. A ``protocol://`` filename (with
+        ``storage_options``) is worked on as a local copy and uploaded when a pass completes (see
+        docs/remote_storage.md).
 
         >>> calls = []
         >>> ds = Dataset.range(3).map(lambda x: calls.append(int(x)) or x).cache()
@@ -633,7 +689,7 @@ class Dataset:
         >>> [int(x) for x in on_disk], os.path.exists(path), [int(x) for x in on_disk]
         ([0, 1, 4, 9], True, [0, 1, 4, 9])
         """
-        return Dataset(CacheNode(self.node, filename, name))
+        return Dataset(CacheNode(self.node, filename, name, storage_options))
 
     def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
         """Run the pipeline up to ``buffer_size`` elements ahead in a background thread, so producing
@@ -643,6 +699,258 @@ class Dataset:
         [0, 3, 6, 9]
         """
         return Dataset(PrefetchNode(self.node, buffer_size, name))
+
+    def parallelize(self, num_workers: int, name: str | None = None) -> Dataset:
+        """Run the whole pipeline above in ``num_workers`` worker processes (not a tf.data method).
+
+        Worker ``k`` runs a copy of the pipeline whose every source keeps its ``k``-th of
+        ``num_workers`` shares (every N-th element, or every N-th file); outputs are merged
+        round-robin, so the order is fixed, and equals the serial order when each stage above maps
+        one element to one. Checkpoints hold every worker's state and are exact. For pure-Python
+        pipelines where no single stage is the bottleneck; see docs/parallel.md.
+
+        >>> ds = Dataset.range(8).map(lambda x: x * 10).parallelize(2)
+        >>> [int(x) for x in ds]
+        [0, 10, 20, 30, 40, 50, 60, 70]
+        """
+        from .ops.parallelize import ParallelizeNode  # noqa: PLC0415 (worker processes: on demand)
+
+        return Dataset(ParallelizeNode(self.node, num_workers, ShardNode, name))
+
+    # --- tf.data methods added for compatibility (issue 12) -----------------------------------------
+    def window(
+        self,
+        size: int,
+        shift: int | None = None,
+        stride: int = 1,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Dataset:
+        """Windows of ``size`` elements starting every ``shift`` (default ``size``) elements, taking
+        every ``stride``-th; each window is a Dataset per component (batch it to get arrays).
+
+        >>> ds = Dataset.range(7).window(3, shift=2)
+        >>> [[int(x) for x in window] for window in ds]
+        [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6]]
+        >>> [b.tolist() for b in Dataset.range(5).window(2, 1, drop_remainder=True).flat_map(lambda w: w.batch(2))]
+        [[0, 1], [1, 2], [2, 3], [3, 4]]
+        """
+        return Dataset(WindowNode(self.node, size, shift, stride, drop_remainder, wrap=Dataset, name=name))
+
+    def ragged_batch(
+        self,
+        batch_size: int,
+        drop_remainder: bool = False,
+        row_splits_dtype: Any = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """Batch elements whose shapes differ: components of rank >= 1 become ``hr.io.Ragged`` (one row
+        per element), scalars are stacked. ``row_splits_dtype`` is accepted; splits are int64.
+
+        >>> import numpy as np
+        >>> batch = next(iter(Dataset.range(1, 4).map(lambda n: np.arange(n)).ragged_batch(3)))
+        >>> batch.to_list()
+        [[0], [0, 1], [0, 1, 2]]
+        """
+        return Dataset(RaggedBatchNode(self.node, batch_size, drop_remainder, name))
+
+    def sparse_batch(self, batch_size: int, row_shape: Any, name: str | None = None) -> Dataset:
+        """Batch elements of different shapes into ``hr.io.SparseTensor``s of dense shape
+        ``[batch, *row_shape]`` (-1 in ``row_shape``: the batch's largest size).
+
+        >>> batch = next(iter(Dataset.range(1, 3).map(lambda n: [7] * n).sparse_batch(2, row_shape=[3])))
+        >>> batch.to_dense().tolist()
+        [[7, 0, 0], [7, 7, 0]]
+        """
+        return Dataset(SparseBatchNode(self.node, batch_size, row_shape, name))
+
+    def unique(self, name: str | None = None) -> Dataset:
+        """Each distinct element once, in order of first appearance (integer or string elements).
+
+        >>> [int(x) for x in Dataset.from_tensor_slices([1, 37, 2, 37, 2, 1]).unique()]
+        [1, 37, 2]
+        """
+        return Dataset(UniqueNode(self.node, name))
+
+    @staticmethod
+    def random(
+        seed: int | None = None, rerandomize_each_iteration: bool | None = None, name: str | None = None
+    ) -> Dataset:
+        """An endless stream of random int64 values in ``[0, 2**32)``, tf.data's range (not its values).
+
+        >>> a = [int(x) for x in Dataset.random(seed=4).take(3)]
+        >>> a == [int(x) for x in Dataset.random(seed=4).take(3)], len(set(a))
+        (True, 3)
+        """
+        return Dataset(RandomNode(seed, rerandomize_each_iteration))
+
+    @staticmethod
+    def counter(start: int = 0, step: int = 1, dtype: Any = "int64", name: str | None = None) -> Dataset:
+        """``start, start + step, ...`` forever (cardinality ``INFINITE_CARDINALITY``).
+
+        >>> [int(x) for x in Dataset.counter(start=2, step=5).take(3)]
+        [2, 7, 12]
+        """
+        return Dataset(CounterNode(start, step, dtype))
+
+    def get_single_element(self, name: str | None = None) -> Any:
+        """The dataset's only element; InvalidArgumentError if it has none or more than one.
+
+        >>> Dataset.range(5).batch(5).get_single_element().tolist()
+        [0, 1, 2, 3, 4]
+        """
+        it = iter(self)
+        try:
+            try:
+                element = next(it)
+            except StopIteration:
+                raise InvalidArgumentError("get_single_element: the dataset was empty") from None
+            try:
+                next(it)
+            except StopIteration:
+                return element
+            raise InvalidArgumentError(
+                "get_single_element: the dataset had more than one element; use take(1) or batch first"
+            )
+        finally:
+            it.close()
+
+    def save(
+        self,
+        path: Any,
+        compression: str | None = None,
+        shard_func: Callable | None = None,
+        checkpoint_args: Any = None,
+    ) -> None:
+        """Write every element under directory ``path`` (TFRecord shards and a spec file, see
+        ``headrace.io.saved``); ``shard_func(element)`` picks each element's shard.
+        ``checkpoint_args`` is accepted and ignored (a save is not resumable).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "saved")
+        >>> Dataset.range(4).map(lambda x: {"x": x, "sq": x * x}).save(path)
+        >>> [int(e["sq"]) for e in Dataset.load(path)]
+        [0, 1, 4, 9]
+        """
+        it = iter(self)
+        try:
+            saved.save(it, path, compression, shard_func)
+        finally:
+            it.close()
+
+    @staticmethod
+    def load(
+        path: Any,
+        element_spec: Any = None,
+        compression: str | None = None,
+        reader_func: Callable | None = None,
+    ) -> Dataset:
+        """The dataset written by ``save`` at ``path``. Shards are read one after another in shard order,
+        or as ``reader_func(dataset_of_shard_datasets)`` decides.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "saved")
+        >>> Dataset.range(6).save(path, shard_func=lambda x: x % 2)
+        >>> [int(x) for x in Dataset.load(path)]
+        [0, 2, 4, 1, 3, 5]
+        >>> [int(x) for x in Dataset.load(path, reader_func=lambda shards: shards.interleave(lambda s: s))]
+        [0, 1, 2, 3, 4, 5]
+        """
+        meta = saved.read_meta(path)
+        if (
+            compression is not None
+            and saved.normalize_compression(compression, "compression") != meta["compression"]
+        ):
+            raise InvalidArgumentError(
+                f"load: compression={compression!r} but {path!r} was saved with {meta['compression'] or 'none'}; "
+                "leave compression=None to use the saved one"
+            )
+        stored_spec = None if meta["element_spec"] is None else saved.decode_spec(meta["element_spec"])
+        spec = stored_spec if element_spec is None else element_spec
+        shards = [
+            TFRecordDataset(saved.shard_path(os.fspath(path), k), meta["compression"], index=False).map(
+                saved.decode_saved, name="decode_saved"
+            )
+            for k in range(meta["num_shards"])
+        ]
+        if reader_func is not None:
+            result = reader_func(Dataset(ElementsNode(shards)))
+            if not isinstance(result, Dataset):
+                raise InvalidArgumentError(
+                    f"load: reader_func must return a Dataset, got {type(result).__name__}"
+                )
+            return result
+        if not shards:
+            return Dataset(ElementsNode([], spec))
+        out = shards[0]
+        for shard in shards[1:]:
+            out = out.concatenate(shard)
+        return out
+
+    def snapshot(
+        self,
+        path: Any,
+        compression: str | None = "AUTO",
+        reader_func: Callable | None = None,
+        shard_func: Callable | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """Persist the elements of the first complete pass under directory ``path`` and read them on
+        later runs: ``cache`` to a file in ``path``, keyed by the pipeline's fingerprint, so a
+        changed pipeline writes a new snapshot. ``compression``, ``reader_func`` and ``shard_func`` are
+        accepted for tf.data compatibility and not used.
+
+        >>> import os, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> [int(x) for x in Dataset.range(3).snapshot(folder)], len(os.listdir(folder)) > 0
+        ([0, 1, 2], True)
+        """
+        path = os.fspath(path)
+        os.makedirs(path, exist_ok=True)
+        return Dataset(CacheNode(self.node, os.path.join(path, "snapshot.hrcache"), name))
+
+    def assert_cardinality(self, expected_cardinality: int, name: str | None = None) -> Dataset:
+        """The same elements, with ``cardinality()`` set to ``expected_cardinality``; iteration raises
+        ``CardinalityMismatchError`` if the count turns out different (as
+        ``tf.data.experimental.assert_cardinality``).
+
+        >>> Dataset.range(10).filter(lambda x: x < 5).assert_cardinality(5).cardinality()
+        5
+        """
+        return Dataset(AssertCardinalityNode(self.node, expected_cardinality, name))
+
+    def rejection_resample(
+        self,
+        class_func: Callable,
+        target_dist: Any,
+        initial_dist: Any = None,
+        seed: int | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """``(class, element)`` pairs, elements dropped at random so that classes (``class_func(element)``,
+        an int) follow ``target_dist``; ``initial_dist`` is the input's, estimated when None.
+
+        >>> ds = Dataset.range(4000).rejection_resample(lambda x: x % 4 // 3, [0.5, 0.5], seed=1)
+        >>> counts = [0, 0]
+        >>> for label, _ in ds:
+        ...     counts[label] += 1
+        >>> 0.8 < counts[0] / counts[1] < 1.25
+        True
+        """
+        return Dataset(RejectionResampleNode(self.node, class_func, target_dist, initial_dist, seed, name))
+
+    def fingerprint(self) -> Any:
+        """A uint64 identifying the pipeline: equal for pipelines built the same way (same stages,
+        arguments and function code), different when any of them changes.
+
+        >>> def pipeline(offset):
+        ...     return Dataset.range(3).map(lambda x: x + offset)
+        >>> bool(pipeline(1).fingerprint() == pipeline(1).fingerprint()), bool(pipeline(1).fingerprint() == pipeline(2).fingerprint())
+        (True, False)
+        """
+        import numpy as np  # noqa: PLC0415
+
+        return np.uint64(int(pipeline_fingerprint(self.node)[:16], 16))
 
 
 def TFRecordDataset(  # noqa: N802 (tf.data's name: moving a pipeline over is an import change)
@@ -654,11 +962,13 @@ def TFRecordDataset(  # noqa: N802 (tf.data's name: moving a pipeline over is an
     *,
     on_corrupt: str = "raise",
     index: Any = None,
+    storage_options: dict | None = None,
 ) -> Dataset:
     """Records (scalar ``bytes``) of TFRecord files, every length and data CRC verified.
 
     ``filenames``: a path, a list of paths, or a Dataset of path strings; ``protocol://`` paths go
-    through fsspec. ``compression_type``: None/"", "GZIP" or "ZLIB". ``num_parallel_reads=k`` reads
+    through fsspec, with ``storage_options`` (credentials, endpoint; see docs/remote_storage.md) and
+    transient read errors retried. ``compression_type``: None/"", "GZIP" or "ZLIB". ``num_parallel_reads=k`` reads
     ``k`` files round-robin, in tf.data's order (currently on one thread). ``on_corrupt``: "raise"
     (a ``RecordError`` naming file, record, offset and kind), "skip_record" or "skip_file" (logged,
     counted in the stage's counters). ``index``: sidecar indexes give exact ``cardinality()`` and
@@ -675,5 +985,7 @@ def TFRecordDataset(  # noqa: N802 (tf.data's name: moving a pipeline over is an
     """
     source = filenames.node if isinstance(filenames, Dataset) else filenames
     return Dataset(
-        TFRecordNode(source, compression_type, buffer_size, num_parallel_reads, on_corrupt, index, name)
+        TFRecordNode(
+            source, compression_type, buffer_size, num_parallel_reads, on_corrupt, index, name, storage_options
+        )
     )

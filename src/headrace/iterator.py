@@ -6,9 +6,10 @@ import weakref
 from typing import Any
 
 from .core.errors import CheckpointError
+from .core.fingerprint import pipeline_key
 from .core.node import Context, Node, NodeIterator, perf_ns
 from .core.options import Options
-from .core.state import STATE_VERSION
+from .core.state import READABLE_VERSIONS, STATE_VERSION, StateFields
 from .profile.stats import Stats
 from .profile.timeline import Sample, Timeline
 from .tune.tuner import Tuner
@@ -44,6 +45,12 @@ class Iterator:
         self._root = node.iterator(Context(self.options))
         self._next = self._root.__next__
         self._signature = node.signature()
+        # Taken before the first element, like the values a map captured: what a fresh process
+        # rebuilding this pipeline would compute too.
+        try:
+            self._key: str | None = pipeline_key(node)
+        except Exception:  # noqa: BLE001 (an argument the hasher chokes on must not stop iteration)
+            self._key = None  # checkpoints then match by the pipeline's signature, as version 1 did
         self.produced = 0
         self.wait_ns = 0  # time the consumer spent inside next() (tf.data's IteratorGetNext)
         self.started_ns = perf_ns()
@@ -115,26 +122,46 @@ class Iterator:
         continues exactly after the last element this iterator returned."""
         return {
             "headrace_state_version": STATE_VERSION,
-            "pipeline": self._signature,
+            "pipeline": self._signature,  # for people and error messages; "identity" decides
+            "identity": self._key,
             "produced": self.produced,
             "state": self._root.get_state(),
         }
 
     def set_state(self, state: dict) -> None:
+        """Continue from ``state`` (from ``get_state`` of an iterator over the same pipeline).
+
+        The pipeline must have the same identity (ops, arguments, functions' code and captured
+        values: see ``headrace.core.fingerprint.pipeline_key``), and every saved value is checked;
+        anything else raises CheckpointError naming the stage and field.
+        """
         if not isinstance(state, dict) or "headrace_state_version" not in state:
             raise CheckpointError("not a headrace iterator state: expected the dict returned by get_state()")
-        if state["headrace_state_version"] != STATE_VERSION:
+        version = state["headrace_state_version"]
+        if version not in READABLE_VERSIONS or type(version) is not int:
             raise CheckpointError(
-                f"iterator state has version {state['headrace_state_version']}, this headrace reads "
-                f"version {STATE_VERSION}; restore it with the headrace version that saved it"
+                f"iterator state has version {version!r}, this headrace reads versions "
+                f"{list(READABLE_VERSIONS)}; restore it with the headrace version that saved it"
             )
-        if state["pipeline"] != self._signature:
+        fields = StateFields(state, "iterator", ("pipeline", "produced", "state"))
+        saved = state["pipeline"] if isinstance(state["pipeline"], str) else repr(state["pipeline"])
+        # Version 1 named pipelines by text holding each function's file:line.
+        saved_key = state.get("identity") if version >= 2 else None
+        same = saved_key == self._key if saved_key and self._key else saved == self._signature
+        if not same:
+            hint = (
+                ""
+                if saved != self._signature
+                else "\n  (same stages: a function's code or a value it "
+                "captures, or an argument's contents, differ)"
+            )
             raise CheckpointError(
                 "iterator state was saved from a different pipeline:\n"
-                f"  saved:   {state['pipeline'][:300]}\n  this one: {self._signature[:300]}"
+                f"  saved:   {saved[:300]}\n  this one: {self._signature[:300]}{hint}"
             )
-        self._root.set_state(state["state"])
-        self.produced = int(state.get("produced", 0))
+        produced = fields.int("produced")
+        self._root.set_state(fields.dict("state"))
+        self.produced = produced
 
     def stages(self) -> list[NodeIterator]:
         """Every stage's iterator, output first."""

@@ -9,13 +9,13 @@ buffer at all.
 
 from __future__ import annotations
 
-import glob
 import os
 from typing import Any
 
 from .core.errors import InvalidArgumentError
 from .core.node import AUTOTUNE
 from .dataset import Dataset, TFRecordDataset
+from .sources.files import match_files
 
 #: most files read at once by the recipe (open files cost memory and file handles)
 MAX_CYCLE_LENGTH = 64
@@ -29,8 +29,13 @@ def shuffled_records(
     compression_type: str | None = None,
     num_parallel_calls: int | None = None,
     reshuffle_each_iteration: bool = True,
+    *,
+    storage_options: dict | None = None,
 ) -> Dataset:
     """Records of every file matching ``file_pattern``, well mixed across files.
+
+    Patterns may be remote (``s3://bucket/train-*``); ``storage_options`` are the filesystem's
+    arguments (credentials, endpoint), given to the listing and to every file's reader.
 
     The recipe: ``list_files(shuffle=True, seed)`` -> ``interleave(TFRecordDataset,
     cycle_length=min(files, 64), block_length=1)`` -> ``shuffle(buffer_size, seed)``. Reading as many
@@ -46,16 +51,17 @@ def shuffled_records(
     True
     """
     patterns = [file_pattern] if isinstance(file_pattern, (str, os.PathLike)) else list(file_pattern)
-    num_files = len({path for pattern in patterns for path in glob.glob(os.fspath(pattern))})
-    if num_files == 0:
-        raise InvalidArgumentError(f"file_pattern={file_pattern!r} matches no file")
+    try:
+        num_files = len(set(match_files(patterns, storage_options)))
+    except InvalidArgumentError:
+        raise InvalidArgumentError(f"file_pattern={file_pattern!r} matches no file") from None
     if cycle_length is None:
         cycle_length = min(num_files, MAX_CYCLE_LENGTH)
 
     def read(path: Any) -> Dataset:
-        return TFRecordDataset(path, compression_type=compression_type)
+        return TFRecordDataset(path, compression_type=compression_type, storage_options=storage_options)
 
-    files = Dataset.list_files(patterns, shuffle=True, seed=seed)
+    files = Dataset.list_files(patterns, shuffle=True, seed=seed, storage_options=storage_options)
     records = files.interleave(
         read, cycle_length=cycle_length, block_length=1, num_parallel_calls=num_parallel_calls
     )

@@ -25,8 +25,9 @@ def test_as_shape_accepts_lists_tuples_arrays_specs_and_tf_shapes():
     assert as_shape(FakeTensorShape(), "p") == (None, 3)
     with pytest.raises(InvalidArgumentError, match=r"p=\[-2\] is not allowed"):
         as_shape([-2], "p")
+    assert as_shape(3, "p") == (3,)  # as tf.TensorShape(3)
     with pytest.raises(InvalidArgumentError, match="is not a shape"):
-        as_shape(3, "p")
+        as_shape("3", "p")
 
 
 def test_structures_resolve_per_leaf():

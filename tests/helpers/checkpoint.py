@@ -9,8 +9,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
+from headrace.core.errors import CheckpointError, HeadraceError
 from headrace.core.state import decode_element, encode_element
 
 from .elements import assert_elements_equal
@@ -67,7 +71,139 @@ def check_checkpoints(make_dataset: Callable, *, max_elements: int = 200, stride
         it = iter(make_dataset())
         it.set_state(state)
     assert_elements_equal(got[:total], expected)
+    check_tampered_states(make_dataset, after=total // 2, max_elements=max_elements)
     return expected
+
+
+# --- tampered states -----------------------------------------------------------------------------------
+#: What an edited or damaged checkpoint may hold instead of each kind of value.
+_WRONG_INTS = (-3, -50, 1, 10**6, 2**62, 10**30, 1.5, True, "x", None, [], {})
+_WRONG_OTHERS = (-3, 10**6, 1.5, "x", None, [], {}, [1], {"x": 1})
+
+
+def _leaves(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
+    """Every position in a JSON state (containers too: they can be replaced or emptied)."""
+    yield path, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*path, index))
+
+
+def _replaced(state: Any, path: tuple, value: Any) -> Any:
+    if not path:
+        return value
+    copy = json.loads(json.dumps(state))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return copy
+
+
+def tampered_states(state: dict, budget: int) -> list[tuple[str, dict]]:
+    """Up to ``budget`` copies of ``state``, each with one value replaced by a wrong one, spread over
+    every field (stage fields first; an encoded element's own fields get a few)."""
+    cases = []
+    for path, value in _leaves(state):
+        if not path:
+            continue
+        if type(value) is int:
+            wrong = [v for v in _WRONG_INTS if v != value] + [value + 1, -value - 1]
+        elif type(value) is bool:
+            wrong = [not value, 0, "x", None]
+        elif isinstance(value, list) and value:
+            wrong = [[], value + value[-1:], "x"]
+        else:
+            wrong = [v for v in _WRONG_OTHERS if v != value]
+        for replacement in wrong:
+            cases.append(
+                (
+                    f"state{''.join(f'[{k!r}]' for k in path)} = {replacement!r}",
+                    _replaced(state, path, replacement),
+                )
+            )
+    if len(cases) > budget:  # an even spread, so every field keeps some of its cases
+        step = len(cases) / budget
+        cases = [cases[int(i * step)] for i in range(budget)]
+    return cases
+
+
+def _user_error(exc: BaseException) -> bool:
+    """A user function's exception on a (wrong but well-formed) restored element: not headrace's."""
+    return any("headrace: raised in stage" in note for note in getattr(exc, "__notes__", ()))
+
+
+def check_tampered_states(
+    make_dataset: Callable,
+    *,
+    after: int,
+    max_elements: int = 200,
+    budget: int | None = None,
+    seconds: float = 10.0,
+) -> int:
+    """Restore states with one value replaced by a wrong one (negative, huge, wrong type, emptied or
+    grown lists). Each must raise CheckpointError, or restore into an iterator that then yields or
+    ends within ``seconds`` and raises nothing but headrace's own errors (never spins, crashes with
+    TypeError/IndexError, or runs away). Returns how many tampered states were tried."""
+    it = iter(make_dataset())
+    _take(it, after)
+    state = _through_json(it.get_state())
+    it.close()
+    if budget is None:
+        processes = any(getattr(n, "executor", None) == "process" for n in it.node.walk())
+        budget = 6 if processes else 40
+    tried = 0
+    for description, wrong in tampered_states(state, budget):
+        fresh = iter(make_dataset())
+        outcome: dict = {}
+
+        def restore_and_read(fresh=fresh, wrong=wrong, outcome=outcome) -> None:
+            try:
+                fresh.set_state(wrong)
+            except CheckpointError:
+                outcome["result"] = "refused"
+                return
+            except HeadraceError:  # e.g. a sub-dataset rebuilt from a restored element refused it
+                outcome["result"] = "detected while restoring"
+                return
+            except BaseException as exc:  # noqa: BLE001 (reported below with the case)
+                if _user_error(exc):
+                    outcome["result"] = "a user function refused the element"
+                else:
+                    outcome["error"] = exc
+                return
+            try:
+                _take(fresh, max_elements)
+                outcome["result"] = "read"
+            except HeadraceError:
+                outcome["result"] = "detected while reading"
+            except BaseException as exc:  # noqa: BLE001
+                if _user_error(exc):
+                    outcome["result"] = "a user function refused the element"
+                else:
+                    outcome["error"] = exc
+
+        worker = threading.Thread(target=restore_and_read, daemon=True)
+        started = time.perf_counter()
+        worker.start()
+        worker.join(seconds)
+        try:
+            assert not worker.is_alive(), (
+                f"restoring {description} did not finish in {seconds} s (spins?): {fresh.node!r}"
+            )
+            error = outcome.get("error")
+            assert error is None, (
+                f"restoring {description} raised {type(error).__name__}: {error} instead of CheckpointError "
+                f"({fresh.node!r}, after {time.perf_counter() - started:.2f} s)"
+            )
+        finally:
+            if not worker.is_alive():
+                fresh.close()
+        tried += 1
+    return tried
 
 
 def check_fresh_process(factory: str, *, after: int, max_elements: int = 200) -> None:

@@ -113,3 +113,44 @@ def test_other_dtypes_take_the_numpy_path_with_the_same_results():
     np.testing.assert_allclose(resize(image.astype(np.float64), (5, 7)), resize(image, (5, 7)), atol=1e-4)
     rotated = rotate(image.astype(np.int32), 0.4, "bilinear")
     np.testing.assert_array_equal(rotated, rotate(image, 0.4, "bilinear"))
+
+
+def _dense(spans, in_size):
+    starts, weights = spans
+    matrix = np.zeros((len(starts), in_size))
+    for i, start in enumerate(starts.tolist()):
+        matrix[i, start : start + weights.shape[1]] = weights[i]
+    return matrix
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    image_strategy(max_side=12),
+    st.integers(1, 20),
+    st.integers(1, 20),
+    st.sampled_from(["bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic"]),
+    st.booleans(),
+)
+def test_resample_kernel_equals_the_weight_matrices(image, height, width, method, antialias):
+    from headrace.image.resize_weights import area_weights, cubic_weights, span_weights
+
+    in_height, in_width = image.shape[-3], image.shape[-2]
+    if method == "area":
+        rows, cols = area_weights(in_height, height, False), area_weights(in_width, width, False)
+    elif method == "bicubic" and not antialias:
+        rows, cols = (
+            cubic_weights(in_height, height, False, True),
+            cubic_weights(in_width, width, False, True),
+        )
+    else:
+        rows = span_weights(method, in_height, height, antialias)
+        cols = span_weights(method, in_width, width, antialias)
+    # Every span lies inside the image, and each output pixel's weights sum to 1.
+    for (starts, weights), size in ((rows, in_height), (cols, in_width)):
+        assert starts.min() >= 0 and starts.max() + weights.shape[1] <= size
+        np.testing.assert_allclose(weights.sum(axis=1), 1, rtol=1e-5)
+    expected = np.einsum(
+        "yh,nhwc,xw->nyxc", _dense(rows, in_height), _batch(image).astype(np.float64), _dense(cols, in_width)
+    )
+    out = _batch(resize(image, (height, width), method, antialias=antialias))
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * max(float(image.max()), 1.0))

@@ -98,3 +98,42 @@ def test_undecodable_elements_can_be_skipped_with_ignore_errors():
     )
     kept = [int(label) for _, label in ds]
     assert kept == [int(labels[i]) for i in (0, 2, 4)]
+
+
+def _imagenet_crop(data, label, *, rng):
+    """TF1's Inception training crop, ported by changing the imports."""
+    begin, size, _ = hi.sample_distorted_bounding_box(
+        hi.extract_jpeg_shape(data),
+        [[[0.0, 0.0, 1.0, 1.0]]],
+        area_range=(0.08, 1.0),
+        use_image_if_no_bounding_boxes=True,
+        rng=rng,
+    )
+    image = hi.decode_and_crop_jpeg(data, [begin[0], begin[1], size[0], size[1]], channels=3)
+    return hi.random_flip_left_right(hi.resize(image, (12, 12)), rng=rng), label
+
+
+def test_imagenet_crop_recipe_is_deterministic_and_checkpoints():
+    from tests.helpers.checkpoint import check_checkpoints
+
+    encoded, labels = _encoded(8, size=32)
+    source = hr.Dataset.from_tensor_slices((encoded, labels))
+    serial = list(source.map(_imagenet_crop, seed=3))
+    threads = list(source.map(_imagenet_crop, num_parallel_calls=2, executor="thread", seed=3))
+    assert [image.shape for image, _ in serial] == [(12, 12, 3)] * 8
+    for (a, _), (b, _) in zip(serial, threads):
+        np.testing.assert_array_equal(a, b)
+    check_checkpoints(lambda: source.map(_imagenet_crop, seed=3).batch(3), stride=1)
+
+
+def test_stateless_functions_need_no_rng_in_a_pipeline():
+    encoded, labels = _encoded(4)
+    ds = hr.Dataset.from_tensor_slices((encoded, labels)).map(
+        lambda data, label: (
+            hi.stateless_random_brightness(hi.decode_jpeg(data), 0.2, seed=(int(label), 7)),
+            label,
+        )
+    )
+    first, second = list(ds), list(ds)
+    for (a, _), (b, _) in zip(first, second):
+        np.testing.assert_array_equal(a, b)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headrace.core.errors import InvalidArgumentError
-from headrace.image import resize, resize_with_pad
+from headrace.image import ResizeMethod, ResizeMethodV1, resize, resize_images, resize_with_pad
 from tests.image.conftest import image_strategy, random_image
 
 
@@ -85,7 +85,9 @@ def test_resize_with_pad_centres_the_content():
         ({"size": (0, 4)}, "size="),
         ({"size": (4,)}, "size="),
         ({"size": (2.5, 4)}, "size="),
-        ({"size": (4, 4), "method": "bicubic"}, "bicubic, lanczos.*not implemented"),
+        ({"size": (4, 4), "method": "cubic"}, "method='cubic' is not allowed"),
+        ({"size": (4, 4), "align_corners": True}, "align_corners=True needs half_pixel_centers=False"),
+        ({"size": (4, 4), "method": "lanczos3", "half_pixel_centers": False}, "no align_corners"),
     ],
 )
 def test_argument_errors(kwargs, match):
@@ -104,6 +106,28 @@ def test_resize_equals_tensorflow(tf, dtype):
     images = random_image((2, 17, 23, 3), dtype=dtype)
     scale = 255.0 if dtype == np.uint8 else 1.0
     for size in [(8, 11), (31, 40), (17, 23), (3, 60), (64, 64), (1, 1)]:
+        for method in ("bicubic", "lanczos3", "lanczos5", "gaussian", "mitchellcubic"):
+            for antialias in (False, True):
+                np.testing.assert_allclose(
+                    resize(images, size, method, antialias=antialias),
+                    tf.image.resize(images, size, method, antialias=antialias).numpy(),
+                    rtol=0,
+                    atol=1e-5 * scale,
+                    err_msg=f"{size} {method} {antialias}",
+                )
+        for align in (False, True):
+            for method, op in [
+                ("bilinear", tf.compat.v1.image.resize_bilinear),
+                ("nearest", tf.compat.v1.image.resize_nearest_neighbor),
+                ("bicubic", tf.compat.v1.image.resize_bicubic),
+            ]:
+                np.testing.assert_allclose(
+                    resize(images, size, method, align_corners=align, half_pixel_centers=False),
+                    op(images, size, align_corners=align).numpy(),
+                    rtol=0,
+                    atol=1e-5 * scale,
+                    err_msg=f"{size} v1 {method} {align}",
+                )
         for method in ("nearest", "bilinear"):  # same float32 arithmetic as tf: identical
             np.testing.assert_array_equal(
                 resize(images, size, method),
@@ -131,3 +155,81 @@ def test_resize_equals_tensorflow(tf, dtype):
             np.testing.assert_array_equal(
                 resize_with_pad(images, *size), tf.image.resize_with_pad(images, *size).numpy()
             )
+
+
+ALL_METHODS = [m.value for m in ResizeMethod]
+
+
+@pytest.mark.parametrize("method", ALL_METHODS)
+@pytest.mark.parametrize("antialias", [False, True])
+def test_every_method_keeps_a_constant_image_constant(method, antialias):
+    image = np.full((2, 9, 13, 3), 77, np.uint8)
+    for size in [(4, 5), (9, 13), (20, 31), (1, 1)]:
+        out = resize(image, size, method, antialias=antialias)
+        assert out.shape == (2, *size, 3)
+        np.testing.assert_allclose(out, 77, rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5"])
+def test_interpolating_methods_are_the_identity_at_the_same_size(method):
+    # Their kernels are 1 at distance 0 and 0 at every other whole-pixel distance.
+    image = random_image((7, 6, 3), np.float32)
+    np.testing.assert_allclose(resize(image, (7, 6), method), image, atol=1e-6)
+
+
+def test_smoothing_kernels_blur_at_the_same_size():
+    image = random_image((7, 6, 3), np.float32)
+    for method in ("gaussian", "mitchellcubic"):
+        out = resize(image, (7, 6), method)
+        assert 1e-3 < np.abs(out - image).max() and out.std() < image.std()
+
+
+def test_bicubic_by_hand():
+    # A step upsampled 2x: Keys' cubic (a=-0.5) overshoots on both sides of the edge.
+    image = np.array([0.0, 0.0, 1.0, 1.0], np.float32).reshape(1, 4, 1)
+    out = resize(image, (1, 8), "bicubic")[0, :, 0]
+    assert out.min() < 0 and out.max() > 1
+    np.testing.assert_allclose(out[3] + out[4], 1.0, atol=1e-6)  # symmetric around the edge
+
+
+def test_tf1_grid_by_hand():
+    image = np.array([[0.0, 10.0]], np.float32).reshape(1, 2, 1)
+    # TF1: output x samples input x * scale (0, 0.5, 1, 1.5 -> clamped): no half-pixel offset.
+    assert resize(image, (1, 4), half_pixel_centers=False)[0, :, 0].tolist() == [0.0, 5.0, 10.0, 10.0]
+    # align_corners: the corners line up, scale = (2 - 1) / (4 - 1).
+    out = resize(image, (1, 4), align_corners=True, half_pixel_centers=False)[0, :, 0]
+    np.testing.assert_allclose(out, [0.0, 10 / 3, 20 / 3, 10.0], rtol=1e-6)
+    nearest = resize(
+        np.arange(3, dtype=np.uint8).reshape(1, 3, 1), (1, 5), "nearest", half_pixel_centers=False
+    )
+    assert nearest[0, :, 0].tolist() == [0, 0, 1, 1, 2]  # floor(x * 3 / 5)
+
+
+def test_tf1_and_tf2_grids_differ_as_in_the_issue():
+    image = random_image((32, 32, 3))
+    v1 = resize_images(image, (224, 224))
+    v2 = resize(image, (224, 224))
+    assert np.abs(v1 - v2).max() > 20  # why ImageNet evaluation code needs the TF1 grid
+
+
+def test_resize_method_names_enums_and_tf1_codes():
+    image = random_image((5, 6, 3))
+    reference = resize(image, (3, 4), "bicubic")
+    np.testing.assert_array_equal(resize(image, (3, 4), ResizeMethod.BICUBIC), reference)
+    np.testing.assert_array_equal(resize(image, (3, 4), "BICUBIC"), reference)
+    tf1 = resize(image, (3, 4), "bicubic", half_pixel_centers=False)
+    np.testing.assert_array_equal(resize_images(image, (3, 4), ResizeMethodV1.BICUBIC), tf1)
+    np.testing.assert_array_equal(resize_images(image, (3, 4), 2), tf1)
+    assert resize(image, (3, 4), ResizeMethod.NEAREST_NEIGHBOR).dtype == np.uint8
+
+
+def test_resize_images_returns_the_input_at_its_own_size():
+    image = random_image((5, 6, 3))
+    assert resize_images(image, (5, 6)) is image
+    assert resize_images(image, (5, 7)).dtype == np.float32
+
+
+def test_other_dtypes_resample_in_float32():
+    image = random_image((5, 6, 3)).astype(np.int16)
+    out = resize(image, (8, 9), "lanczos3")
+    np.testing.assert_allclose(out, resize(image.astype(np.float32), (8, 9), "lanczos3"), atol=1e-4)

@@ -16,8 +16,9 @@ from headrace.io.cache_file import (
     CacheFileReader,
     CacheFileWriter,
 )
-from headrace.io.cache_lock import WriterLock, process_identity
+from headrace.io.cache_lock import WriterLock
 from headrace.io.crc import crc32c
+from headrace.io.publish import process_identity
 from tests.helpers.elements import assert_elements_equal
 
 Point = collections.namedtuple("Point", "x y")
@@ -252,7 +253,7 @@ def test_lock_held_by_a_live_process_is_respected_and_released(tmp_path):
 )
 def test_a_stale_lock_is_taken_over_and_its_temporary_file_removed(tmp_path, change):
     cache = str(tmp_path / "c")
-    stale_temp = cache + ".tmp-123-abcd"
+    stale_temp = cache + ".incomplete-123-abcd"
     open(stale_temp, "wb").close()
     with open(cache + ".lock", "w") as f:
         json.dump({**change(process_identity()), "temp": stale_temp}, f)

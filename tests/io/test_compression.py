@@ -2,6 +2,7 @@ import io
 import tracemalloc
 import zlib
 
+import numpy as np
 import pytest
 
 from headrace.core.errors import DataLossError, InvalidArgumentError
@@ -109,3 +110,83 @@ def test_normalize_compression():
     ]
     with pytest.raises(InvalidArgumentError, match="'GZIP' or 'ZLIB'"):
         normalize_compression("bz2")
+
+
+# --- recovery (issue 11): what precedes damaged deflate data is delivered ------------------------------
+def records_blob(count: int = 400) -> tuple[list[bytes], bytes]:
+    import random
+
+    rng = random.Random(5)
+    records = [b"record %04d " % i + rng.randbytes(rng.randrange(40, 200)) for i in range(count)]
+    return records, b"".join(encode_record(r) for r in records)
+
+
+def damaged_at_a_decode_error(blob: bytes, kind: str, start: int) -> tuple[bytes, bytes]:
+    """``blob`` with one flipped bit at or after ``start`` that makes zlib fail, and what a
+    byte-at-a-time decoder produces before the failure (the most any reader can deliver; its end may
+    already be wrong, which the TFRecord CRCs catch)."""
+    wbits = {"GZIP": 16 + zlib.MAX_WBITS, "ZLIB": zlib.MAX_WBITS}[kind]
+    for position in range(start, len(blob)):
+        damaged = bytearray(blob)
+        damaged[position] ^= 0x10
+        decoder = zlib.decompressobj(wbits)
+        produced = []
+        try:
+            for i in range(len(damaged)):
+                produced.append(decoder.decompress(bytes(damaged[i : i + 1])))
+        except zlib.error:
+            return bytes(damaged), b"".join(produced)
+    raise AssertionError("no single flipped bit broke the stream")
+
+
+def read_until_damage(reader: DecompressingReader, step: int) -> bytes:
+    out = []
+    with pytest.raises(CompressedStreamError) as info:
+        while piece := reader.read(step):
+            out.append(piece)
+    assert info.value.kind == BAD_STREAM
+    with pytest.raises(CompressedStreamError):
+        reader.read(100)  # the error stays
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("kind", ["GZIP", "ZLIB"])
+def test_output_before_damage_is_delivered_then_the_damage_is_raised(kind):
+    _, data = records_blob()
+    blob = compressed(data, kind)
+    assert len(blob) < 1 << 18  # smaller than one input chunk: the case that lost everything
+    damaged, reachable = damaged_at_a_decode_error(blob, kind, len(blob) // 2)
+    assert len(reachable) > len(data) // 3
+    got = read_until_damage(DecompressingReader(io.BytesIO(damaged), kind), 1 << 16)
+    assert got == reachable[: len(got)]
+    assert len(got) >= len(reachable) - 8 * 258  # at most one input byte's output is lost with the damage
+
+
+def test_salvage_keeps_the_stream_consistent_when_the_output_limit_comes_first():
+    _, data = records_blob()
+    blob = compressed(data, "GZIP")
+    damaged, reachable = damaged_at_a_decode_error(blob, "GZIP", 3 * len(blob) // 4)
+    reader = DecompressingReader(io.BytesIO(damaged), "GZIP", input_chunk=len(damaged))
+    got = read_until_damage(reader, 997)  # many small reads within one failing input chunk
+    assert got == reachable[: len(got)] and len(got) >= len(reachable) - 8 * 258
+
+
+@pytest.mark.parametrize("kind", ["GZIP", "ZLIB"])
+def test_every_intact_record_before_the_damage_is_read(tmp_path, kind):
+    from headrace.io.tfrecord import RecordError, RecordReader
+
+    records, data = records_blob()
+    damaged, reachable = damaged_at_a_decode_error(compressed(data, kind), kind, len(data) // 10)
+    intact = next((i for i, (a, b) in enumerate(zip(reachable, data)) if a != b), len(reachable))
+    ends = np.cumsum([16 + len(r) for r in records])
+    expected = records[: int(np.searchsorted(ends, intact, side="right"))]
+    path = tmp_path / "damaged.tfrecord"
+    path.write_bytes(damaged)
+    got = []
+    with RecordReader(path, kind) as reader:
+        with pytest.raises(RecordError):
+            while True:
+                got.extend(reader.next_chunk(100))
+    assert got[: len(expected)] == expected and len(got) >= len(expected)
+    assert set(got) <= set(records)  # nothing wrong, nothing twice
+    assert len(set(got)) == len(got)

@@ -4,10 +4,14 @@ import os
 import numpy as np
 import pytest
 
+import headrace as hr
 from headrace.core.errors import InvalidArgumentError
 from headrace.io import FixedLenFeature, VarLenFeature, parse_example, tf_record_iterator
-from headrace.io.convert import convert
+from headrace.io import convert as convert_module
+from headrace.io.convert import convert, settings_path
 from headrace.io.index import check_index
+from headrace.io.publish import ShardSetError, manifest_path, read_manifest
+from tests.io.test_publication import dead_temporary
 
 
 def records_of(paths, compression=""):
@@ -131,14 +135,16 @@ def test_resume_after_an_interruption(image_folder, tmp_path):
     expected = records_of(paths)
     stamps = {p: os.stat(p).st_mtime_ns for p in paths}
     os.remove(paths[1])  # as if the run had stopped before this shard was renamed into place
-    (tmp_path / "run" / "img-00001-of-00003.tfrecord.incomplete-dead").write_bytes(b"half")
+    stale = dead_temporary(str(tmp_path / "run" / "img-00001-of-00003.tfrecord"))
+    open(stale, "wb").write(b"half")  # what the killed run left
     again = convert(image_folder, prefix, num_shards=3, workers=1)
     assert again == paths and records_of(again) == expected
+    assert not os.path.exists(stale)
     assert (
         os.stat(paths[0]).st_mtime_ns == stamps[paths[0]]
         and os.stat(paths[2]).st_mtime_ns == stamps[paths[2]]
     )
-    with open(f"{prefix}.convert.json") as f:
+    with open(settings_path(str(prefix))) as f:
         assert json.load(f)["num_shards"] == 3
     with pytest.raises(InvalidArgumentError, match="other settings.*num_shards"):
         convert(image_folder, prefix, num_shards=2, workers=1)
@@ -165,3 +171,47 @@ def test_bad_sources(tmp_path):
     np.savez(tmp_path / "mismatch.npz", a=np.zeros(3), b=np.zeros(4))
     with pytest.raises(InvalidArgumentError, match="share their first dimension"):
         convert(tmp_path / "mismatch.npz", tmp_path / "x")
+
+
+def test_a_finished_conversion_is_published_with_a_manifest_and_a_rerun_leaves_it_alone(
+    image_folder, tmp_path
+):
+    prefix = str(tmp_path / "img")
+    paths = convert(image_folder, prefix, num_shards=2, workers=1)
+    manifest = read_manifest(manifest_path(prefix))
+    assert manifest["state"] == "complete" and manifest["tool"] == "headrace convert"
+    assert [s["records"] for s in manifest["shards"]] == [3, 3]
+    assert [s["bytes"] for s in manifest["shards"]] == [os.path.getsize(p) for p in paths]
+    stamp = os.stat(manifest_path(prefix)).st_mtime_ns
+    assert convert(image_folder, prefix, num_shards=2, workers=1) == paths
+    assert os.stat(manifest_path(prefix)).st_mtime_ns == stamp  # no "publishing" window for readers
+
+
+def test_an_interrupted_conversion_is_refused_by_readers_until_resumed(image_folder, tmp_path, monkeypatch):
+    prefix = str(tmp_path / "img")
+    real = convert_module.publish_file
+    calls = []
+
+    def interrupt_second(temporary, final):
+        calls.append(final)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C after the first shard is in place
+        real(temporary, final)
+
+    monkeypatch.setattr(convert_module, "publish_file", interrupt_second)
+    with pytest.raises(KeyboardInterrupt):
+        convert(image_folder, prefix, num_shards=3, workers=1)
+    assert not [n for n in os.listdir(tmp_path) if "incomplete" in n]
+    with pytest.raises(ShardSetError, match=r"incomplete: headrace convert .* 1 of 3 shards in place"):
+        hr.Dataset.list_files(prefix + "-*")
+    monkeypatch.setattr(convert_module, "publish_file", real)
+    paths = convert(image_folder, prefix, num_shards=3, workers=1)
+    assert len(records_of([os.fsdecode(n) for n in hr.Dataset.list_files(prefix + "-*", shuffle=False)])) == 6
+    assert len(paths) == 3
+
+
+def test_a_damaged_settings_file_is_a_clear_error(image_folder, tmp_path):
+    prefix = tmp_path / "img"
+    (tmp_path / ".img.convert.json").write_text('{"num_sha')
+    with pytest.raises(InvalidArgumentError, match=r"img.convert.json is damaged .*delete it"):
+        convert(image_folder, prefix, num_shards=2, workers=1)

@@ -121,8 +121,6 @@ def test_errors_name_feature_record_and_what_was_found():
 
 def test_argument_errors():
     record = serialize_example({"x": 1})
-    with pytest.raises(InvalidArgumentError, match="parse_single_example"):
-        parse_example(record, {"x": FixedLenFeature([], "int64")})
     with pytest.raises(InvalidArgumentError, match="drops trailing zero bytes"):
         parse_example(np.array([record]), {"x": FixedLenFeature([], "int64")})
     with pytest.raises(InvalidArgumentError, match="record 0 is int"):
@@ -272,3 +270,49 @@ def test_same_results_as_tensorflow(golden_dir):
             )
         expected = tf.train.Example(features=tf.train.Features(feature={key: feature})).SerializeToString()
         assert serialize_example(features) == expected
+
+
+@pytest.mark.parametrize("scalar", ["bytes", "0-d array"])
+def test_one_scalar_record_parses_without_a_batch_dimension_as_tf(scalar):
+    # issue 12: tf.io.parse_example takes a scalar string and returns per-example shapes
+    record = serialize_example({"x": [1.0, 2.0], "v": [1, 2, 3], "label": 4})
+    serialized = record if scalar == "bytes" else np.array(record, dtype=object)
+    spec = {
+        "x": FixedLenFeature([2], "float32"),
+        "v": VarLenFeature("int64"),
+        "label": FixedLenFeature([], "int64"),
+    }
+    out = parse_example(serialized, spec)
+    assert out["x"].shape == (2,) and out["x"].tolist() == [1.0, 2.0]
+    assert out["v"].tolist() == [1, 2, 3] and out["label"].shape == () and int(out["label"]) == 4
+    with pytest.raises(InvalidArgumentError, match="drops trailing zero bytes"):
+        parse_example(np.array([record]), spec)  # a bytes-dtype batch is still refused
+
+
+@pytest.mark.parametrize(
+    "outer, inner, message",
+    [
+        (
+            [3],
+            [2, 1],
+            "feature 'outer' of record 0 describes 3 rows of the partition inside it as RowLengths but there are 2",
+        ),
+        ([1], [2, 1], "describes 1 rows of the partition inside it"),
+        ([2], [2, 2], "feature 'inner' of record 0 describes 4 values as RowLengths but there are 3"),
+    ],
+)
+def test_misaligned_nested_ragged_partitions_are_clear_errors(outer, inner, message):
+    # issue 12: a nested RaggedFeature whose partitions disagree names the partition and the counts
+    spec = {
+        "r": RaggedFeature(
+            "int64",
+            value_key="v",
+            partitions=[RaggedFeature.RowLengths("outer"), RaggedFeature.RowLengths("inner")],
+        )
+    }
+    record = serialize_example({"v": [1, 2, 3], "outer": outer, "inner": inner})
+    with pytest.raises(ExampleParseError, match="misaligned partitions") as raised:
+        parse_example([record], spec)
+    assert message in str(raised.value)
+    good = serialize_example({"v": [1, 2, 3], "outer": [2], "inner": [2, 1]})
+    assert parse_example([good], spec)["r"].to_list() == [[[[1, 2], [3]]]]

@@ -135,3 +135,125 @@ def test_batched_random_reads_verify_crcs_and_name_the_damage(tmp_path):
         hr.DataLossError, match=rf"record {victim} at byte offset {offset}: data CRC mismatch"
     ):
         list(it)
+
+
+# --- integrity of the sidecar itself (issue 11) ------------------------------------------------------
+def sidecar_bytes(path) -> bytearray:
+    with open(index_path(path), "rb") as f:
+        return bytearray(f.read())
+
+
+def write_sidecar(path, blob: bytes) -> None:
+    with open(index_path(path), "wb") as f:
+        f.write(blob)
+
+
+def test_a_flipped_bit_in_an_offset_is_a_clear_error_not_a_duplicate(examples):
+    index = build_index(examples)
+    blob = sidecar_bytes(examples)
+    offset_bytes = len(blob) - 4 - 8 * len(index)  # where the offsets start (before the checksum)
+    for bit in (0, 3, 9, 17):
+        damaged = bytearray(blob)
+        damaged[offset_bytes + 8 * 50 + bit // 8] ^= 1 << (bit % 8)
+        write_sidecar(examples, bytes(damaged))
+        loaded, reason = check_index(examples)
+        assert loaded is None and reason.startswith("damaged: its checksum does not match"), reason
+        with pytest.raises(StaleIndexError, match="damaged.*headrace index"):
+            load_index(examples, policy="require")
+        assert load_index(examples, policy=None) is None  # never used silently
+    assert len(load_index(examples, policy="build")) == 120  # and rebuilt when asked
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda header: header.pop("end"),
+        lambda header: header.pop("num_records"),
+        lambda header: header.update(end="12"),
+        lambda header: header.update(fingerprint=[1, 2]),
+        lambda header: header.clear(),
+    ],
+    ids=["no end", "no count", "end a string", "fingerprint a list", "empty"],
+)
+def test_a_damaged_header_with_a_valid_checksum_gives_a_reason_not_a_key_error(examples, change):
+    import json
+
+    from headrace.io.crc import crc32c
+    from headrace.io.index import MAGIC
+
+    build_index(examples)
+    blob = bytes(sidecar_bytes(examples))
+    newline = blob.index(b"\n", len(MAGIC))
+    header = json.loads(blob[len(MAGIC) : newline])
+    change(header)
+    body = MAGIC + json.dumps(header).encode() + blob[newline:-4]
+    write_sidecar(examples, body + crc32c(body).to_bytes(4, "little"))
+    loaded, reason = check_index(examples)
+    assert loaded is None and reason.startswith("damaged: its header"), reason
+
+
+@pytest.mark.parametrize("cut", [len(b"HRIDX1\n") + 3, 20, -1, -5])
+def test_a_cut_or_garbled_sidecar_gives_a_reason(examples, cut):
+    build_index(examples)
+    blob = sidecar_bytes(examples)
+    write_sidecar(examples, bytes(blob[:cut]))
+    loaded, reason = check_index(examples)
+    assert loaded is None and (reason.startswith("damaged") or reason.startswith("unreadable")), reason
+
+
+def test_an_index_of_the_older_format_is_rebuilt_not_trusted(examples):
+    build_index(examples)
+    blob = bytes(sidecar_bytes(examples)).replace(b'"format": 2', b'"format": 1')
+    write_sidecar(examples, blob[:-4])  # format 1 had no checksum
+    assert "format 1" in check_index(examples)[1]
+    assert len(load_index(examples, policy="build")) == 120 and check_index(examples)[1] == "fresh"
+
+
+def test_a_stale_index_is_reported_as_stale_by_global_shuffle(examples):
+    import headrace as hr
+
+    build_index(examples)
+    with open(examples, "ab") as f:
+        f.write(encode_record(b"appended"))
+    with pytest.raises(StaleIndexError, match=r"needs its index, which is stale: the file's size changed"):
+        hr.TFRecordDataset(examples).global_shuffle(seed=1)
+    os.remove(index_path(examples))
+    with pytest.raises(StaleIndexError, match=r"which is missing .*index='build'"):
+        hr.TFRecordDataset(examples).global_shuffle(seed=1)
+    shuffled = list(hr.TFRecordDataset(examples, index="build").global_shuffle(seed=1))
+    assert len(shuffled) == 121
+
+
+def test_temporaries_of_dead_writers_are_reclaimed_by_the_next_build(examples):
+    from headrace.io.publish import temporary_path
+
+    directory = os.path.dirname(examples)
+    target = index_path(examples)
+    dead = (
+        target
+        + ".incomplete-"
+        + temporary_path("x").split(".incomplete-")[1].split("-", 1)[0]
+        + "-999999999-1-ab"
+    )
+    alive = temporary_path(target)  # this process: still writing, must stay
+    stray = target + ".incomplete-0a1b"  # not a name this writer makes: left alone
+    for path in (dead, alive, stray):
+        with open(path, "wb") as f:
+            f.write(b"partial")
+    build_index(examples)
+    left = sorted(name for name in os.listdir(directory) if ".incomplete-" in name)
+    assert left == sorted(os.path.basename(p) for p in (alive, stray))
+    assert check_index(examples)[1] == "fresh"
+
+
+def test_a_failed_write_leaves_no_temporary(examples, monkeypatch):
+    import headrace.io.index as index_module
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index_module, "replace", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        build_index(examples)
+    assert not [name for name in os.listdir(os.path.dirname(examples)) if ".incomplete-" in name]
+    assert not os.path.exists(index_path(examples))

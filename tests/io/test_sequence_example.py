@@ -139,3 +139,21 @@ def test_same_results_as_tensorflow(golden_dir):
     np.testing.assert_array_equal(sequences["var"].row_splits, theirs.row_splits.numpy())
     np.testing.assert_array_equal(sequences["var"].values.row_splits, theirs.values.row_splits.numpy())
     np.testing.assert_array_equal(sequences["var"].flat_values, theirs.flat_values.numpy())
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        RaggedFeature("int64", value_key="v", partitions=[RaggedFeature.RowLengths("outer")]),
+        RaggedFeature("int64", value_key="v"),
+        RaggedFeature("int64", partitions=[RaggedFeature.UniformRowLength(2)]),
+    ],
+    ids=["partitions and value_key", "value_key", "partitions"],
+)
+def test_a_nested_ragged_sequence_feature_is_a_clear_error_not_a_key_error(spec):
+    # issue 12: the key lookup happened before the check and raised a bare KeyError
+    record = serialize_sequence_example({}, {"v": [[1, 2], [3]], "outer": [[1], [1]]})
+    with pytest.raises(
+        InvalidArgumentError, match="sequence feature 'r'.*only supported for context features"
+    ):
+        parse_sequence_example([record], {}, {"r": spec})

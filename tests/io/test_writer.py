@@ -134,3 +134,23 @@ def test_tensorflow_reads_what_headrace_writes(tmp_path, golden_dir):
     paths = write_shards(records, str(tmp_path / "tfshards"), num_shards=3, compression_type="GZIP")
     read = [r.numpy() for r in tf.data.TFRecordDataset(paths, compression_type="GZIP", num_parallel_reads=3)]
     assert read == records
+
+
+def test_writer_keeps_the_size_and_crc32c_of_the_file(tmp_path):
+    from headrace.io.publish import file_crc32c
+
+    for compression in ("", "GZIP"):
+        path = tmp_path / f"c{compression}.tfrecord"
+        writer = TFRecordWriter(path, compression)
+        for i in range(100):
+            writer.write(b"record %d" % i)
+        writer.close(sync=True)
+        assert writer.file_bytes == os.path.getsize(path) and writer.file_crc32c == file_crc32c(str(path))
+
+
+def test_a_writer_that_cannot_create_its_file_names_it(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(OSError, match="cannot create the file") as info:
+        TFRecordWriter(blocker / "out.tfrecord")
+    assert info.value.filename == str(blocker / "out.tfrecord")

@@ -152,3 +152,62 @@ def test_checkpoint_holds_a_partial_batch_after_an_error():
 
 def test_checkpoint_in_a_fresh_process():
     check_fresh_process("tests.ops.test_batch:make", after=2)
+
+
+# --- every element's structure and kind of values is checked ------------------------------------------
+def from_list(values):
+    """A dataset yielding ``values`` as given (Python types kept as they are)."""
+    return hr.Dataset.range(len(values)).map(lambda i: values[int(i)])
+
+
+def test_a_2_tuple_then_a_3_tuple_is_refused_not_dropping_a_component():
+    ds = from_list([(1, 2), (1, 2), (3, 4, 5)]).batch(3)
+    with pytest.raises(
+        hr.StructureError,
+        match=r"batch: element 2 has structure \(leaf, leaf, leaf\) but element 0 has \(leaf, leaf\)",
+    ):
+        list(ds)
+
+
+def test_dicts_with_different_keys_are_refused_not_misplaced():
+    ds = from_list([{"a": 1, "b": 2}, {"a": 1, "c": 2}]).batch(2)
+    with pytest.raises(
+        hr.StructureError,
+        match=r"element 1 has structure \{'a': leaf, 'c': leaf\} but element 0 has \{'a': leaf, 'b': leaf\}",
+    ):
+        list(ds)
+
+
+def test_mixed_int_float_and_str_are_refused_not_turned_into_strings():
+    with pytest.raises(hr.StructureError, match=r"element 1 is a float \(float\) but element 0 is an int"):
+        list(from_list([1, 2.5, "s"]).batch(3))
+    with pytest.raises(
+        hr.StructureError, match=r"element 2\[1\] is a string \(str\) but element 0\[1\] is an int"
+    ):
+        list(from_list([(0, 1), (0, 2), (0, "s")]).batch(3))
+    arrays = from_list([np.zeros(2, np.int64), np.zeros(2, np.float64)]).batch(2)
+    with pytest.raises(hr.StructureError, match="ndarray of dtype float64"):
+        list(arrays)
+
+
+def test_scalars_mixed_with_arrays_are_a_structure_error():
+    with pytest.raises(hr.StructureError):
+        list(from_list([np.int64(1), np.arange(2)]).batch(2))
+
+
+def test_a_namedtuple_and_a_plain_tuple_do_not_batch_together():
+    import collections
+
+    Point = collections.namedtuple("Point", "x y")
+    with pytest.raises(hr.StructureError, match=r"Point\(leaf, leaf\)"):
+        list(from_list([(1, 2), Point(1, 2)]).batch(2))
+
+
+def test_compatible_kinds_still_batch():
+    # int widths and float widths batch as numpy combines them; bools and bytes stay themselves.
+    (ints,) = list(from_list([np.int32(1), np.int64(2)]).batch(2))
+    assert ints.tolist() == [1, 2]
+    (flags,) = list(from_list([True, np.bool_(False)]).batch(2))
+    assert flags.dtype == bool
+    (mixed_strings,) = list(from_list([b"a", "b"]).batch(2))
+    assert mixed_strings.tolist() == [b"a", b"b"]

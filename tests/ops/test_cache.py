@@ -364,7 +364,7 @@ def test_disk_sigkill_mid_epoch_leaves_no_cache_and_the_next_run_rebuilds(tmp_pa
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
     left = listing(tmp_path)
-    assert "c" not in left and "c.lock" in left and any(n.startswith("c.tmp-") for n in left)
+    assert "c" not in left and "c.lock" in left and any(n.startswith("c.incomplete-") for n in left)
     lock = json.load(open(path + ".lock"))
     assert lock["pid"] == child.pid
     # The next run takes the dead writer's lock over, rebuilds and cleans up without help.
@@ -433,8 +433,8 @@ def test_disk_path_errors_name_the_path(tmp_path):
         hr.Dataset.range(3).cache(str(tmp_path / "afile" / "sub" / "c"))
     with pytest.raises(hr.InvalidArgumentError, match="names a directory"):
         hr.Dataset.range(3).cache(str(tmp_path))
-    with pytest.raises(hr.InvalidArgumentError, match="local path"):
-        hr.Dataset.range(3).cache("s3://bucket/c")
+    with pytest.raises(hr.InvalidArgumentError, match="nosuchprotocol://bucket/c"):  # remote caches: test_remote_cache.py
+        hr.Dataset.range(3).cache("nosuchprotocol://bucket/c")
 
 
 UNWRITABLE_CHILD = """
@@ -648,3 +648,54 @@ def test_disk_write_failure_mid_pass_warns_and_continues_uncached(tmp_path, monk
     assert listing(tmp_path) == []  # no partial file, no lock
     monkeypatch.setattr(cache_file.CacheFileWriter, "_write", original)
     assert values(ds) == list(range(10)) and listing(tmp_path) == ["c"] and f.calls == 20
+
+
+def test_disk_cache_of_a_pipeline_that_was_already_iterated(tmp_path):
+    """Issue 11: cache(path) after the same pipeline was iterated once raised RecursionError (state
+    derived at run time was kept on the nodes and hashed into the fingerprint)."""
+    ds = hr.Dataset.range(40).map(lambda x: x * 2).filter(lambda x: x % 3 > 0).batch(4).prefetch(2)
+    first = [x.tolist() for x in ds]
+    path = str(tmp_path / "c")
+    for _ in range(2):  # a cold pass writes the file, a warm one reads it
+        with no_cache_warning():
+            assert [x.tolist() for x in ds.cache(path)] == first
+    assert os.path.exists(path)
+    simple = hr.Dataset.range(10).map(lambda x: x + 1)
+    assert values(simple) == list(range(1, 11))
+    assert values(simple.cache(str(tmp_path / "d"))) == list(range(1, 11))
+
+
+def test_a_dead_writers_temporary_is_reclaimed_by_the_next_writer(tmp_path):
+    """A temporary whose lock is gone (taken over and released since) is still reclaimed."""
+    from tests.io.test_publication import dead_temporary  # noqa: PLC0415
+
+    path = str(tmp_path / "c")
+    stale = dead_temporary(path)
+    open(stale, "wb").close()
+    with no_cache_warning():
+        assert values(hr.Dataset.range(5).cache(path)) == list(range(5))
+    assert sorted(os.listdir(tmp_path)) == ["c"]
+
+
+def test_a_full_disk_names_the_cache_file_and_leaves_nothing(tmp_path):
+    """A real write failure (the file size limit stands in for a full disk): the warning names the
+    file, the pipeline goes on uncached, and no temporary file or lock remains."""
+    path = str(tmp_path / "c")
+    child = run_child(
+        "import resource, signal, warnings\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))\n"
+        "import numpy as np, headrace as hr\n"
+        "ds = hr.Dataset.range(100).map(lambda i: np.full(10_000, i, np.uint8)).cache(" + repr(path) + ")\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    total = sum(int(x[0]) for x in ds)\n"
+        "print(total)\n"
+        "print([str(w.message) for w in caught])\n"
+    )
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    total, messages = out.splitlines()
+    assert int(total) == sum(range(100))
+    assert "File too large" in messages and path in messages
+    assert listing(tmp_path) == []

@@ -73,3 +73,17 @@ def test_spec_and_name():
 def test_checkpoints():
     check_checkpoints(lambda: hr.Dataset.range(30).filter(lambda x: x % 4 != 1).repeat(2))
     check_checkpoints(lambda: hr.Dataset.range(30).filter(lambda x: x % 4 != 1).batch(4))
+
+
+def test_an_invalid_result_inside_a_chunk_calls_no_predicate_twice():
+    calls = []
+
+    def odd_or_bad(x):
+        calls.append(int(x))
+        return 1 if x == 4 else x % 2 == 1
+
+    it = iter(hr.Dataset.range(10).filter(odd_or_bad).batch(100))
+    with pytest.raises(hr.InvalidArgumentError, match="input element 4"):
+        next(it)
+    assert [int(v) for b in it for v in b] == [1, 3, 5, 7, 9]
+    assert sorted(calls) == list(range(10))

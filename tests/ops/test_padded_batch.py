@@ -189,3 +189,22 @@ def test_upstream_error_keeps_the_partial_batch():
     with pytest.raises(ZeroDivisionError):
         next(it)
     assert [b.tolist() for b in it] == [[[4, 4, 4, 4, 0], [5, 5, 5, 5, 5]]]
+
+
+def test_every_element_structure_and_dtype_is_checked():
+    def from_list(values):
+        return hr.Dataset.range(len(values)).map(lambda i: values[int(i)])
+
+    keys = from_list([{"a": np.arange(2), "b": np.arange(1)}, {"a": np.arange(3), "c": np.arange(1)}])
+    with pytest.raises(
+        hr.StructureError, match=r"padded_batch.*element 1 has structure \{'a': leaf, 'c': leaf\}"
+    ):
+        list(keys.padded_batch(2))
+    lengths = from_list([(np.arange(2),), (np.arange(2), np.arange(2))])
+    with pytest.raises(
+        hr.StructureError, match=r"element 1 has structure \(leaf, leaf\) but element 0 has \(leaf,\)"
+    ):
+        list(lengths.padded_batch(2))
+    dtypes = from_list([np.arange(2), np.arange(3, dtype=np.float64)])
+    with pytest.raises(hr.StructureError, match=r"element 1 has shape \(3,\) and dtype float64"):
+        list(dtypes.padded_batch(2))

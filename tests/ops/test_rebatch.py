@@ -92,7 +92,7 @@ def test_invalid_batch_size(batch_size):
 def test_invalid_inputs_fail_clearly():
     with pytest.raises(hr.InvalidArgumentError, match="drop_remainder"):
         hr.Dataset.range(4).batch(2).rebatch(2, drop_remainder="no")
-    with pytest.raises(hr.StructureError, match=r"input element 0 is not a batch.*use batch before rebatch"):
+    with pytest.raises(hr.StructureError, match=r"input element 0 is a scalar.*use batch before rebatch"):
         list(hr.Dataset.range(4).rebatch(2))
     ragged = hr.Dataset.range(1, 3).map(lambda n: np.zeros((1, int(n))))
     with pytest.raises(hr.StructureError, match=r"do not share component shapes.*padded_batch"):
@@ -155,3 +155,14 @@ def test_matches_tensorflow_when_installed():
         expected = tf.data.Dataset.range(n).batch(size).rebatch(batch_size, drop_remainder=drop)
         got = hr.Dataset.range(n).batch(size).rebatch(batch_size, drop_remainder=drop)
         assert lists(got) == [b.tolist() for b in expected.as_numpy_iterator()]
+
+
+def test_every_input_batch_keeps_the_first_structure():
+    def from_list(values):
+        return hr.Dataset.range(len(values)).map(lambda i: values[int(i)])
+
+    keys = from_list([{"a": np.arange(2), "b": np.arange(2)}, {"a": np.arange(2), "c": np.arange(2)}])
+    with pytest.raises(
+        hr.StructureError, match=r"rebatch.*input element 1 has structure \{'a': leaf, 'c': leaf\}"
+    ):
+        list(keys.rebatch(3))

@@ -97,3 +97,28 @@ def test_checkpoint_saves_only_the_unreturned_rows():
 
 def test_checkpoint_in_a_fresh_process():
     check_fresh_process("tests.ops.test_unbatch:make", after=6)
+
+
+def test_every_batch_keeps_the_first_batch_structure_and_kinds():
+    def from_list(values):
+        return hr.Dataset.range(len(values)).map(lambda i: values[int(i)])
+
+    shrinking = from_list([(np.arange(2), np.arange(2)), (np.arange(2),)])
+    with pytest.raises(
+        hr.StructureError,
+        match=r"unbatch\(\): input element 1 has structure \(leaf,\) but input element 0 has \(leaf, leaf\)",
+    ):
+        list(shrinking.unbatch())
+    kinds = from_list([{"a": np.arange(2)}, {"a": np.arange(2) / 2}])
+    with pytest.raises(
+        hr.StructureError, match=r"input element 1 has float values at \['a'\], where input element 0 has int"
+    ):
+        list(kinds.unbatch())
+
+
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=6), st.integers(1, 4))
+@settings(max_examples=30, deadline=None)
+def test_batch_then_unbatch_is_the_identity_for_nested_elements(sizes, batch_size):
+    n = sum(sizes)
+    ds = hr.Dataset.range(n).map(lambda x: (x, {"v": np.full(2, x, np.float32), "s": b"s"}))
+    assert_elements_equal(list(ds.batch(batch_size).unbatch()), list(ds))

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import headrace as hr
-from headrace.runtime import choose
+from headrace.runtime import pool
+from headrace.runtime.pool import get_pool
 from headrace.runtime.processes import ProcessExecutor
 from headrace.runtime.threads import ThreadExecutor
 
@@ -108,15 +109,6 @@ def test_counters_describe_the_stage():
 
 
 # --- executor=None ------------------------------------------------------------------------------------
-def test_choice_rule():
-    assert choose.decide(0.01, 0.019, None, 2, 2)[0] == "process"
-    assert choose.decide(0.01, 0.011, None, 2, 2)[0] == "thread"
-    assert choose.decide(0.00005, None, None, 2, 2)[0] == "thread"  # too short for a round trip
-    assert choose.decide(0.01, 0.02, "TypeError: lock", 2, 2)[0] == "thread"
-    assert choose.decide(0.01, 0.02, None, 1, 4)[0] == "thread"
-    assert choose.decide(0.01, 0.02, None, 4, 1)[0] == "thread"
-
-
 def test_a_function_that_releases_the_gil_gets_threads():
     ds = hr.Dataset.range(8).map(lambda x: time.sleep(0.02) or x, num_parallel_calls=2)
     with iter(ds) as it:
@@ -152,5 +144,6 @@ def test_executors_answer_every_task_with_its_id(make):
         pids = executor.pids()
     finally:
         executor.shutdown()
-    for pid in pids:
-        assert process_state(pid) is None
+    # Workers with nothing in flight go back to the pool, and leave it once idle long enough.
+    assert set(pids) <= set(get_pool().pids())
+    wait_until(lambda: all(process_state(pid) is None for pid in pids), pool.IDLE_SECONDS + 2)

@@ -74,3 +74,98 @@ def test_explicit_values_are_not_tunable():
     it = iter(hr.Dataset.range(10).map(cheap, num_parallel_calls=2).prefetch(3))
     assert it.tuner.stages == []
     assert [int(x) for x in it] == list(range(10))
+
+
+# --- hill climbing: grow while the rate rises -----------------------------------------------------
+class FakeStage:
+    """A parallel stage whose calls take 3 ms of waiting each; the tuner sees only its counters."""
+
+    def __init__(self, name="map(read)", parallelism=8, maximum=128):
+        self.name, self.value, self.maximum, self.produced = name, parallelism, maximum, 0
+
+    def tunable_knobs(self):
+        return {"parallelism": (self.value, self.maximum)}
+
+    def set_knob(self, name, value):
+        self.value = int(value)
+
+    def counters(self):
+        return {
+            "produced": self.produced,
+            "busy_seconds": 0.003 * self.produced,
+            "cpu_seconds": 0.00002 * self.produced,
+            "executor": "thread",
+        }
+
+
+def rounds(tuner, stage, rates, start=(0, 0.0)):
+    """Feed the tuner one round per rate (elements/s over 0.1 s, the consumer always waiting)."""
+    produced, elapsed = start
+    values = []
+    for rate in rates:
+        produced += int(rate * 0.1)
+        elapsed += 0.1
+        stage.produced = produced
+        tuner.step(produced, wait_seconds=elapsed * 0.99, elapsed=elapsed)
+        values.append(stage.value)
+    return values
+
+
+def test_a_stage_grows_while_the_rate_rises():
+    stage = FakeStage()
+    tuner = hr.tune.tuner.Tuner([stage], hr.Options())
+    assert rounds(tuner, stage, [2000, 4000, 8000, 16000]) == [16, 32, 64, 128]
+
+
+def test_growth_that_does_not_raise_the_rate_is_undone_and_retried_later():
+    stage = FakeStage()
+    tuner = hr.tune.tuner.Tuner([stage], hr.Options())
+    # 8 -> 16 doubled the rate; 16 -> 32 did not: back to 16, which holds until the retry.
+    values = rounds(tuner, stage, [2000, 4000, 4000, 4000, 4000])
+    assert values[:3] == [16, 32, 16] and values[3:] == [16, 16]
+    explanation = tuner.explanation()["map(read)"]
+    assert "32 workers gave 4,000 elements/s, 16 gave 4,000" in explanation and "kept 16" in explanation
+    retry = hr.tune.tuner.RETRY_ROUNDS
+    values = rounds(tuner, stage, [4000] * retry, start=(stage.produced, 0.5))
+    assert max(values) == 32  # tried again once the ceiling expired
+
+
+# --- other tunable stages ---------------------------------------------------------------------------
+def slow_file(i):
+    return hr.Dataset.range(int(i) * 100, int(i) * 100 + 20).map(lambda x: time.sleep(0.0005) or x)
+
+
+def test_parallel_interleave_is_tuned_and_keeps_the_serial_order(monkeypatch):
+    monkeypatch.setattr("headrace.tune.tuner.FIRST_INTERVALS", (0.01,))
+    monkeypatch.setattr("headrace.tune.tuner.INTERVAL_SECONDS", 0.01)
+    files = hr.Dataset.range(8)
+    serial = [int(x) for x in files.interleave(slow_file, cycle_length=4)]
+    ds = files.interleave(slow_file, cycle_length=4, num_parallel_calls=hr.AUTOTUNE, name="read")
+    with iter(ds) as it:
+        assert [int(x) for x in it] == serial
+        stage = it.root
+        assert stage.tunable_knobs()["parallelism"][1] == 4
+        assert "interleave(read, cycle_length=4, block_length=1)" in it.tuner.config()
+        counters = stage.counters()
+        assert counters["busy_seconds"] > counters["cpu_seconds"] > 0  # reads that mostly wait
+    stage.set_knob("parallelism", 1)
+    assert stage.gate.permits == 1 and stage.tunable_knobs()["parallelism"] == (1, 4)
+
+
+def test_a_given_interleave_parallelism_is_not_tuned():
+    ds = hr.Dataset.range(4).interleave(slow_file, cycle_length=4, num_parallel_calls=2)
+    with iter(ds) as it:
+        assert it.root.tunable_knobs() == {} and it.tuner.stages == []
+        assert len(list(it)) == 80
+
+
+def test_a_flat_rate_while_the_consumer_barely_waits_is_not_held_against_growth():
+    stage = FakeStage()
+    tuner = hr.tune.tuner.Tuner([stage], hr.Options())
+    stage.produced = 200
+    tuner.step(200, wait_seconds=0.099, elapsed=0.1)  # input-bound: the stage grows
+    assert stage.value == 16
+    stage.produced = 400
+    tuner.step(400, wait_seconds=0.104, elapsed=0.2)  # same rate, but the consumer set the pace
+    assert "did not raise the rate" not in tuner.explanation()["map(read)"]
+    assert tuner._ceilings == {}

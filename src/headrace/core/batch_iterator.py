@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .node import Node, NodeIterator, perf_ns
-from .state import decode_element, encode_element
+from .state import encode_element
 
 
 class BatchingIterator(NodeIterator):
@@ -68,7 +68,8 @@ class BatchingIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.produced = int(state["batches"])
-        self.partial = [decode_element(e) for e in state["partial"]]
+        fields = self._check_state(state)
+        batches = fields.int("batches")
+        partial = fields.elements("partial", max_length=self.node.batch_size - 1)
+        self.parent.set_state(fields.dict("parent"))
+        self.produced, self.partial = batches, partial

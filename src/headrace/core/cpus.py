@@ -45,3 +45,35 @@ def available_cpus(root: str = "/sys/fs/cgroup") -> int:
     if quota is not None:
         cpus = min(cpus, math.floor(quota))
     return max(1, cpus)
+
+
+def schedulable_cpus() -> int:
+    """CPUs this process may be scheduled on (affinity only, no cgroup quota): TensorFlow's
+    ``port::MaxParallelism()``, which fixes tf.data's default ``cycle_length``. Interleave orders
+    depend on the cycle length, so matching tf.data's order needs its number, not the tuner's budget.
+
+    >>> schedulable_cpus() >= available_cpus()
+    True
+    """
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def interleave_cycle_length(num_parallel_calls: int | None = None) -> int:
+    """tf.data's ``cycle_length`` when it is None or AUTOTUNE (``AUTOTUNE`` is -1 here):
+
+    - a serial interleave (``num_parallel_calls=None``): the schedulable CPUs;
+    - ``num_parallel_calls=k``: ``min(k, CPUs)``;
+    - ``num_parallel_calls=AUTOTUNE``: ``ceil(CPUs / 3)`` (tf.data keeps two future cycle elements
+      prefetching per current one, so three threads per cycle slot).
+
+    The order of an interleave depends on its cycle length, so this is tf.data's rule exactly.
+
+    >>> interleave_cycle_length(None) == schedulable_cpus(), interleave_cycle_length(1)
+    (True, 1)
+    """
+    cpus = schedulable_cpus()
+    if num_parallel_calls is None:
+        return cpus
+    if num_parallel_calls == -1:
+        return -(-cpus // 3)
+    return max(1, min(num_parallel_calls, cpus))

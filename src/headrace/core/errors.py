@@ -23,6 +23,11 @@ class DataLossError(HeadraceError, IOError):
     """Stored data is damaged: bad checksum, truncated record, bad compressed stream."""
 
 
+class UserStopIteration(HeadraceError, RuntimeError):
+    """A user function raised ``StopIteration``. tf.data treats that as an error, not as the end of the
+    dataset (and Python itself turns it into RuntimeError inside generators, PEP 479)."""
+
+
 class WorkerError(HeadraceError, RuntimeError):
     """A background worker thread or process died or could not be started."""
 
@@ -41,7 +46,20 @@ def add_note(exc: BaseException, note: str) -> None:
         notes.append(note)
 
 
+def shown(value: object) -> str:
+    """``repr`` of an argument as the user would write it: numpy scalars and 0-d arrays by value.
+
+    >>> import numpy as np
+    >>> print(shown(np.int64(-3)), shown(np.array(2.5)), shown("a"))
+    -3 2.5 'a'
+    """
+    item = getattr(value, "item", None)
+    if item is not None and getattr(value, "shape", None) == ():
+        return repr(item())
+    return repr(value)
+
+
 def check(condition: bool, name: str, value: object, allowed: str) -> None:
     """Raise InvalidArgumentError naming the argument, its value and what is allowed."""
     if not condition:
-        raise InvalidArgumentError(f"{name}={value!r} is not allowed: {allowed}")
+        raise InvalidArgumentError(f"{name}={shown(value)} is not allowed: {allowed}")

@@ -1,5 +1,9 @@
 """Fingerprints of pipelines: a digest that changes when a stage's code or arguments change.
 
+Two keys come from one hasher: :func:`fingerprint` keys disk caches; :func:`pipeline_key` keys
+checkpoints (and tuned configurations), leaving out execution settings, files' sizes and times, and
+the contents of mutable values functions capture (see its docstring).
+
 A disk cache is keyed by the fingerprint of the pipeline above it, so editing a map function, a value
 it captures or an op's argument makes the old cache unusable instead of silently reused.
 
@@ -36,15 +40,21 @@ from typing import Any
 
 import numpy as np
 
-from .node import Node
+from .node import Node, derived
 
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
-#: Node attributes that are not arguments: parents (hashed as fingerprints), per-process resources,
-#: derived values cached on the node, and seeds drawn per construction.
-_NOT_ARGUMENTS = frozenset(
-    {"parents", "_iterations", "_element_spec", "_fingerprint", "store", "fallback_seed"}
-)
+#: Node arguments that do not decide what it yields: per-process resources and seeds drawn per
+#: construction (parents, counters and derived values are not arguments at all: ``Node.arguments``).
+#: ``storage_options`` are how files are reached (credentials, endpoints), not which files: rotating
+#: a key keeps caches and checkpoints.
+_NOT_IDENTITY = frozenset({"store", "fallback_seed", "storage_options"})
+#: Arguments that decide how a stage runs, not what it yields: a checkpoint moves between serial,
+#: thread and process execution and survives renaming a stage. A node class adds its own in
+#: ``elastic_arguments`` (e.g. distribute's rank: a checkpoint restores into any rank).
+_EXECUTION_SETTINGS = frozenset({"num_parallel_calls", "executor", "deterministic", "name"})
+_IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, np.generic, np.dtype)
+_SAMPLED_BYTES = 16 << 20  # arrays larger than this count in checkpoint keys by an even sample
 _CLASS_NOISE = frozenset(
     {"__dict__", "__weakref__", "__module__", "__doc__", "__qualname__", "__firstlineno__"}
 )
@@ -61,6 +71,29 @@ def fingerprint(node: Node) -> str:
     (True, False)
     """
     return _node_result(node)[0]
+
+
+def pipeline_key(node: Node) -> str:
+    """The structural identity of a pipeline: what checkpoints (and tuned configurations) are keyed by.
+
+    The same as :func:`fingerprint` except the files a source reads: a checkpoint stays usable when
+    its files are copied elsewhere (each source checks the files it is restored into itself).
+    Functions count by qualified name, code, constants, defaults and captured values, never by
+    file or line: moving a function keeps old checkpoints, changing a captured value refuses them.
+    Captured values count "where cheap": immutable values (numbers, strings, tuples of them, numpy
+    arrays) by content, mutable containers and other objects by type only, since a list a function
+    appends to or an object with a cache changes as the pipeline runs; arrays over 16 MiB by an
+    even sample of 16 MiB (it is taken at every ``iter()``). Execution settings
+    (``num_parallel_calls``, ``executor``, ``deterministic``, a stage's ``name``) stay out.
+
+    >>> import headrace as hr
+    >>> scale = 2
+    >>> a = pipeline_key(hr.Dataset.range(5).map(lambda x: x * scale).node)
+    >>> scale = 3
+    >>> a == pipeline_key(hr.Dataset.range(5).map(lambda x: x * scale).node)
+    False
+    """
+    return _node_result(node, checkpoint=True)[0]
 
 
 def blind_spots(node: Node) -> list[str]:
@@ -87,18 +120,19 @@ def value_fingerprint(value: Any) -> str:
     return hasher.hexdigest()
 
 
-def _node_result(node: Node) -> tuple[str, tuple[str, ...]]:
-    cached = node.__dict__.get("_fingerprint")
+def _node_result(node: Node, checkpoint: bool = False) -> tuple[str, tuple[str, ...]]:
+    cache = derived(node)
+    cached = cache.get(("fingerprint", checkpoint))
     if cached is None:
-        hasher = _Hasher(f"stage {node!r}")
+        hasher = _Hasher(f"stage {node!r}", checkpoint)
         hasher.node_arguments(node)
         spots = list(hasher.blind)
         for parent in node.parents:
-            digest, parent_spots = _node_result(parent)
+            digest, parent_spots = _node_result(parent, checkpoint)
             hasher.token(b"P", digest.encode())
             spots.extend(spot for spot in parent_spots if spot not in spots)
         cached = (hasher.hexdigest(), tuple(spots))
-        node.__dict__["_fingerprint"] = cached  # nodes are immutable: the digest never goes stale
+        cache[("fingerprint", checkpoint)] = cached  # nodes are immutable: the digest never goes stale
     return cached
 
 
@@ -146,7 +180,9 @@ def _describe_type(value: Any) -> str:
 class _Hasher:
     """Feeds tagged, length-prefixed tokens into SHA-256; containers seen twice become back-references."""
 
-    def __init__(self, where: str):
+    def __init__(self, where: str, checkpoint: bool = False):
+        self.checkpoint = checkpoint
+        self._functions = 0  # depth inside user functions (checkpoint keys hash mutable values by type)
         self._hash = hashlib.sha256(b"headrace fingerprint %d" % FINGERPRINT_VERSION)
         self._memo: dict[int, int] = {}
         self._keep: list = []  # holds temporaries (reduce results) so their ids stay unique
@@ -177,13 +213,20 @@ class _Hasher:
         kind = type(node)
         self.token(b"S", f"{kind.__module__}.{kind.__qualname__}".encode())
         self.token(b"v", (library_version(kind.__module__) or "").encode())
-        for key in sorted(node.__dict__):
-            if key in _NOT_ARGUMENTS:
+        arguments = node.arguments()
+        # A checkpoint may move between execution settings and values of a stage's
+        # ``elastic_arguments`` (distribute's rank and job size): they stay out of the pipeline key,
+        # never out of cache fingerprints.
+        skipped = _NOT_IDENTITY
+        if self.checkpoint:
+            skipped = skipped | _EXECUTION_SETTINGS | getattr(kind, "elastic_arguments", frozenset())
+        for key in sorted(arguments):
+            if key in skipped:
                 continue
             self.token(b"k", key.encode())
-            self._named(key, node.__dict__[key])
-        filenames = node.__dict__.get("filenames")
-        if isinstance(filenames, (list, tuple)):
+            self._named(key, arguments[key])
+        filenames = arguments.get("filenames")
+        if not self.checkpoint and isinstance(filenames, (list, tuple)):
             for filename in filenames:
                 if isinstance(filename, str) and "://" not in filename and os.path.isfile(filename):
                     stat = os.stat(filename)
@@ -214,7 +257,7 @@ class _Hasher:
         elif isinstance(value, np.dtype):
             self.token(b"d", str(value.descr if value.fields else value.str).encode())
         elif isinstance(value, Node):
-            digest, spots = _node_result(value)
+            digest, spots = _node_result(value, self.checkpoint)
             self.token(b"N", digest.encode())
             self.blind.extend(spot for spot in spots if spot not in self.blind)
         else:
@@ -228,6 +271,13 @@ class _Hasher:
         elif array.dtype.fields is not None:
             self.token(b"d", str(array.dtype.descr).encode())
             self._hash.update(np.ascontiguousarray(array).tobytes())
+        elif self.checkpoint and array.nbytes > _SAMPLED_BYTES:
+            # A checkpoint key is taken at every iter(): a large array (a memory-mapped file) counts by
+            # an even sample of about _SAMPLED_BYTES, not a full read each time.
+            flat = array.reshape(-1)
+            step = -(-array.nbytes // _SAMPLED_BYTES)
+            self.token(b"~", str(step).encode())
+            self._hash.update(np.ascontiguousarray(flat[::step]).view(np.uint8))
         else:
             self._hash.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
 
@@ -242,6 +292,10 @@ class _Hasher:
         return False
 
     def _composite(self, value: Any) -> None:
+        if self.checkpoint and self._functions and not _stable(value):
+            kind = type(value)
+            self.token(b"T", f"{kind.__module__}.{kind.__qualname__}".encode())
+            return
         if self._seen(value):
             return
         if len(self._path) > _MAX_DEPTH:
@@ -257,7 +311,7 @@ class _Hasher:
         elif kind in (set, frozenset):
             digests = []
             for item in value:
-                sub = _Hasher(" > ".join(self._path))
+                sub = _Hasher(" > ".join(self._path), self.checkpoint)
                 sub.value(item)
                 digests.append(sub.hexdigest())
                 self.blind.extend(spot for spot in sub.blind if spot not in self.blind)
@@ -308,13 +362,20 @@ class _Hasher:
             self._object(value)
 
     def _function(self, fn: types.FunctionType) -> None:
+        self._functions += 1
+        try:
+            self._function_parts(fn)
+        finally:
+            self._functions -= 1
+
+    def _function_parts(self, fn: types.FunctionType) -> None:
         code = fn.__code__
         version = library_version(fn.__module__)
         if version is not None and not code.co_filename.startswith("<"):
             # Library code by name; its closure and defaults may still hold the user's values.
             self.token(b"L", f"{fn.__module__}.{fn.__qualname__} {version}".encode())
         else:
-            self.token(b"F")
+            self.token(b"F", fn.__qualname__.encode())
             self._code(code)
             namespace = fn.__globals__
             for name in sorted(_global_names(code)):
@@ -390,3 +451,34 @@ class _Hasher:
                 parts[index] = list(parts[index])
         self._keep.append(parts)
         self._named("reduce", (reduced[0], *parts))
+
+
+def _stable(value: Any) -> bool:
+    """Whether a value a function captured goes into a checkpoint key by content: values that do not
+    change while a pipeline runs (functions and classes by their code, tuples of such values)."""
+    if type(value) is tuple or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return True
+    if hasattr(value, "py_func") or hasattr(value, "__wrapped__"):  # numba, functools wrappers
+        return True
+    return isinstance(
+        value,
+        (
+            *_IMMUTABLE,
+            frozenset,
+            np.ndarray,
+            Node,
+            type,
+            types.FunctionType,
+            types.CodeType,
+            types.MethodType,
+            types.ModuleType,
+            types.BuiltinFunctionType,
+            types.MethodWrapperType,
+            types.WrapperDescriptorType,
+            types.MethodDescriptorType,
+            functools.partial,
+            staticmethod,
+            classmethod,
+            np.ufunc,
+        ),
+    )

@@ -25,14 +25,33 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .errors import CheckpointError, InvalidArgumentError, add_note
+from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .options import Options
+from .state import StateFields
 
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
 AUTOTUNE = -1
 
 perf_ns = time.perf_counter_ns
+
+#: Attributes of a node that are not its arguments: its parents, the iteration counter random stages
+#: draw seeds from, and the cache of values derived from it (see :func:`derived`).
+NOT_ARGUMENTS = frozenset({"parents", "_iterations", "_derived"})
+
+
+def derived(node: Node) -> dict:
+    """The cache of values derived from ``node`` (element spec, fingerprints, optimised plans).
+
+    It is the one place for state computed after construction, so a node's arguments stay exactly
+    what it was built with: the cache is never hashed into identities, pickled or copied by rewrites.
+    (It lives in one reserved attribute rather than a global weak table, whose values, e.g. a plan
+    holding the node, would keep their node alive forever.)
+    """
+    cache = node.__dict__.get("_derived")
+    if cache is None:
+        cache = node.__dict__["_derived"] = {}
+    return cache
 
 
 class Context:
@@ -122,10 +141,11 @@ class Node:
     # --- shared behaviour ------------------------------------------------------------------------
     @property
     def element_spec(self) -> Any:
-        cached = self.__dict__.get("_element_spec")
+        cache = derived(self)
+        cached = cache.get("element_spec")
         if cached is None:
             cached = self.compute_element_spec()
-            self.__dict__["_element_spec"] = cached
+            cache["element_spec"] = cached
         return cached
 
     def __repr__(self) -> str:
@@ -148,22 +168,23 @@ class Node:
             yield node
             stack.extend(reversed(node.parents))
 
+    def arguments(self) -> dict:
+        """What the node was built with (its attributes less parents, counters and derived values)."""
+        return {key: value for key, value in self.__dict__.items() if key not in NOT_ARGUMENTS}
+
     def with_parents(self, *parents: Node) -> Node:
         """A copy of this stage reading from ``parents`` (for plan rewrites). The copy shares the
         iteration counter, so random stages keep their sequence of seeds across rewritten plans."""
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
-        for derived in ("_element_spec", "_fingerprint", "_optimized"):
-            copy.__dict__.pop(derived, None)
+        copy.__dict__.pop("_derived", None)
         copy.parents = tuple(parents)
         return copy
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_iterations", None)
-        state.pop("_element_spec", None)
-        state.pop("_fingerprint", None)
-        state.pop("_optimized", None)
+        state.pop("_derived", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -236,13 +257,10 @@ class NodeIterator:
             "self_seconds": self.self_ns / 1e9,
         }
 
-    def _check_state(self, state: Any) -> None:
-        if not isinstance(state, dict) or not all(k in state for k in self.state_keys):
-            raise CheckpointError(
-                f"state for {self.name} must be a dict with keys {list(self.state_keys)}, got "
-                f"{sorted(state) if isinstance(state, dict) else type(state).__name__}; was it saved "
-                "from a different pipeline?"
-            )
+    def _check_state(self, state: Any) -> StateFields:
+        """The state's fields, to be read with checks (``fields.int("position", high=n)`` ...); a state
+        that is not a dict with ``state_keys`` raises CheckpointError here."""
+        return StateFields(state, self.name, self.state_keys)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -260,6 +278,12 @@ def note_stage(exc: BaseException, stage: str, position: int) -> None:
     note = f"headrace: raised in stage {stage} on input element {position}"
     if note not in getattr(exc, "__notes__", ()):
         add_note(exc, note)
+    if isinstance(exc, StopIteration):
+        # Re-raised as it is, it would end the dataset silently; tf.data reports it as an error.
+        raise UserStopIteration(
+            f"{stage}: the function raised StopIteration on input element {position}; that is an error, "
+            "not the end of the dataset (return a value, or drop elements with filter)"
+        ) from exc
 
 
 def dataset_node(result: Any, stage: str, function: str, where: str) -> Node:

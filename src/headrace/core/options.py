@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from .args import boolean, integer
 from .errors import InvalidArgumentError
+
+
+class UnknownOptionError(InvalidArgumentError, AttributeError):
+    """Reading or setting an option that does not exist (an AttributeError, as in tf.data)."""
 
 
 def _is_bool(value: Any) -> bool:
@@ -16,6 +22,59 @@ def _is_seed(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63)
 
 
+class AutoShardPolicy(enum.IntEnum):
+    """tf.data's ``AutoShardPolicy`` (accepted for ``experimental_distribute``, not used)."""
+
+    OFF = -1
+    AUTO = 0
+    FILE = 1
+    DATA = 2
+    HINT = 3
+
+
+class AutotuneAlgorithm(enum.IntEnum):
+    """tf.data's ``AutotuneAlgorithm`` (accepted, not used)."""
+
+    DEFAULT = 0
+    HILL_CLIMB = 1
+    GRADIENT_DESCENT = 2
+    MAX_PARALLELISM = 3
+    STAGE_BASED = 4
+
+
+class ExternalStatePolicy(enum.IntEnum):
+    """tf.data's ``ExternalStatePolicy`` (accepted, not used: checkpoints never hold functions)."""
+
+    WARN = 0
+    IGNORE = 1
+    FAIL = 2
+
+
+def _is_enum(kind: type) -> Callable[[Any], bool]:
+    return lambda value: value is None or value in set(kind)
+
+
+def _is_optional_bool(value: Any) -> bool:
+    return value is None or isinstance(value, bool)
+
+
+def _is_threads(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+_TF_ONLY_OPTIMIZATIONS = (
+    "apply_default_optimizations",
+    "filter_fusion",
+    "filter_parallelization",
+    "map_and_batch_fusion",
+    "map_and_filter_fusion",
+    "map_parallelization",
+    "parallel_batch",
+    "seq_interleave_prefetch",
+    "shuffle_and_repeat_fusion",
+)
+
+
 class OptionsBase:
     """Settings object whose fields are declared in ``_fields`` as name -> (default, validator, allowed).
 
@@ -23,6 +82,8 @@ class OptionsBase:
     """
 
     _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {}
+    #: tf.data's other names for a field (``experimental_deterministic`` -> ``deterministic``).
+    _aliases: ClassVar[dict[str, str]] = {}
 
     def __init__(self, **kwargs: Any):
         object.__setattr__(self, "_values", {})
@@ -30,30 +91,35 @@ class OptionsBase:
             setattr(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy/pickle probe dunders: plain AttributeError
+            raise AttributeError(name)
         fields = type(self)._fields
+        name = type(self)._aliases.get(name, name)
         if name in fields:
             default = fields[name][0]
             if isinstance(default, type) and issubclass(default, OptionsBase):
                 # A group of options (``options.autotune.cpu_budget = 2``): made on first access.
                 return self._values.setdefault(name, default())
             return self._values.get(name, default)
-        raise AttributeError(
+        raise UnknownOptionError(
             f"{type(self).__name__} has no option {name!r}; known: {', '.join(sorted(fields))}"
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
         fields = type(self)._fields
+        name = type(self)._aliases.get(name, name)
         if name not in fields:
-            raise InvalidArgumentError(
+            raise UnknownOptionError(
                 f"{type(self).__name__} has no option {name!r}; known: {', '.join(sorted(fields))}"
             )
+        value = boolean(integer(value))  # numpy scalars count as Python ones
         _, valid, allowed = fields[name]
         if not valid(value):
             raise InvalidArgumentError(f"{type(self).__name__}.{name}={value!r} is not allowed: {allowed}")
         self._values[name] = value
 
     def is_set(self, name: str) -> bool:
-        return name in self._values
+        return type(self)._aliases.get(name, name) in self._values
 
     def merge(self, other: OptionsBase) -> OptionsBase:
         merged = type(self)()
@@ -118,6 +184,10 @@ class AutotuneOptions(OptionsBase):
         "ram_budget": (None, _is_budget, "None or a positive int (bytes)"),
         "ram_budget_fraction": (0.5, _is_fraction, "a number in (0, 1]"),
         "tuned_config": (None, _is_config, "None or the dict from Stats.tuned_config()"),
+        # tf.data's; accepted, not used (headrace's tuner is one algorithm).
+        "autotune_algorithm": (None, _is_enum(AutotuneAlgorithm), "None or an AutotuneAlgorithm"),
+        "initial_parallelism": (None, _is_threads, "None or an int >= 0"),
+        "min_parallelism": (None, _is_threads, "None or an int >= 0"),
     }
 
 
@@ -140,6 +210,36 @@ class OptimizationOptions(OptionsBase):
         "map_batch_vectorization": (True, _is_bool, "True or False"),
         "noop_elimination": (True, _is_bool, "True or False"),
         "inject_prefetch": (False, _is_bool, "True or False"),
+        # tf.data's graph rewrites that have no counterpart here: accepted, not used (see docs/porting.md).
+        **{name: (None, _is_optional_bool, "None, True or False") for name in _TF_ONLY_OPTIMIZATIONS},
+    }
+
+
+class ThreadingOptions(OptionsBase):
+    """``options.threading`` (tf.data's; ``experimental_threading`` is the older name).
+
+    - ``private_threadpool_size`` (None): mapped. When set and ``autotune.cpu_budget`` is not, it
+      becomes the CPU budget of the pipeline's parallel stages.
+    - ``max_intra_op_parallelism`` (None): accepted, not used (headrace runs no TensorFlow ops).
+    """
+
+    _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {
+        "private_threadpool_size": (None, _is_threads, "None, 0 (the default) or a positive int"),
+        "max_intra_op_parallelism": (None, _is_threads, "None, 0 or a positive int"),
+    }
+
+
+class DistributeOptions(OptionsBase):
+    """``options.experimental_distribute``: accepted, not used. headrace has no tf.distribute; shard
+    explicitly with ``Dataset.shard(num_workers, worker_index)``."""
+
+    _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {
+        "auto_shard_policy": (
+            AutoShardPolicy.AUTO,
+            _is_enum(AutoShardPolicy),
+            "an AutoShardPolicy (OFF, AUTO, FILE, DATA, HINT)",
+        ),
+        "num_devices": (None, _is_threads, "None or a positive int"),
     }
 
 
@@ -152,6 +252,16 @@ class Options(OptionsBase):
       pipeline becomes reproducible with one number (TensorFlow's global seed).
     - ``autotune``: :class:`AutotuneOptions` (CPU and RAM budgets, frozen configurations).
     - ``experimental_optimization``: :class:`OptimizationOptions` (static rewrites).
+    - ``threading``: :class:`ThreadingOptions` (``private_threadpool_size`` sets the CPU budget).
+
+    tf.data's other names are accepted: ``experimental_deterministic`` is ``deterministic``,
+    ``experimental_threading`` is ``threading``. Accepted and not used (documented in
+    docs/porting.md): ``experimental_slack``, ``experimental_distribute``,
+    ``experimental_external_state_policy``, ``experimental_symbolic_checkpoint``,
+    ``experimental_warm_start``, ``experimental_service``, ``dataset_name``, ``framework_type``,
+    ``autotune.autotune_algorithm``, ``autotune.initial_parallelism``, ``autotune.min_parallelism``.
+    An option that does not exist raises ``UnknownOptionError`` (an ``AttributeError``) whether read
+    or set.
 
     >>> options = Options()
     >>> options.deterministic
@@ -174,4 +284,37 @@ class Options(OptionsBase):
             _is_sub(OptimizationOptions),
             "an OptimizationOptions",
         ),
+        "threading": (ThreadingOptions, _is_sub(ThreadingOptions), "a ThreadingOptions"),
+        "experimental_distribute": (DistributeOptions, _is_sub(DistributeOptions), "a DistributeOptions"),
+        "experimental_slack": (None, _is_optional_bool, "None, True or False"),
+        "experimental_external_state_policy": (
+            None,
+            _is_enum(ExternalStatePolicy),
+            "None or an ExternalStatePolicy",
+        ),
+        "experimental_symbolic_checkpoint": (None, _is_optional_bool, "None, True or False"),
+        "experimental_warm_start": (None, _is_optional_bool, "None, True or False"),
+        "experimental_service": (
+            None,
+            lambda v: v is None or hasattr(v, "__dict__"),
+            "None or a ServiceOptions",
+        ),
+        "dataset_name": (None, lambda v: v is None or isinstance(v, str), "None or a str"),
+        "framework_type": (
+            None,
+            lambda v: v is None or isinstance(v, (list, tuple)),
+            "None or a list of str",
+        ),
     }
+    _aliases: ClassVar[dict[str, str]] = {
+        "experimental_deterministic": "deterministic",
+        "experimental_threading": "threading",
+    }
+
+    def merge(self, other: OptionsBase) -> OptionsBase:
+        merged = super().merge(other)
+        threads = merged._values.get("threading")
+        size = None if threads is None else threads.private_threadpool_size
+        if size and not merged.autotune.is_set("cpu_budget"):
+            merged.autotune.cpu_budget = size  # tf.data's thread pool size is headrace's CPU budget
+        return merged

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .batching import leaf_paths
+from .batching import leaf_columns, leaf_paths
 from .errors import InvalidArgumentError, StructureError
 from .spec import TensorSpec, to_array
 from .structure import describe_structure, flatten, pack_as
@@ -35,6 +35,8 @@ def as_shape(value: Any, where: str) -> tuple[int | None, ...] | None:
             return None
     if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
         value = value.tolist()
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = [value]  # as tf.TensorShape(40): one dimension of that size
     if not isinstance(value, (list, tuple)):
         raise InvalidArgumentError(
             f"{where}={value!r} is not a shape: give a list of sizes such as [None] or [None, 128] "
@@ -208,22 +210,14 @@ def padded_stack(elements: list, shapes: list, padding_values: list, stage: str,
            [3, 0]])
     """
     first = elements[0]
-    paths = leaf_paths(first)
     if not isinstance(first, (tuple, dict)):
+        leaf_columns(elements, stage, first_index)  # no element may be a tuple or dict either
         return pad_stack(elements, shapes[0], padding_values[0], stage, "", first_index)
-    rows = [flatten(e) for e in elements]
-    for offset, row in enumerate(rows):
-        if len(row) != len(paths):
-            raise StructureError(
-                f"{stage}: element {first_index + offset} has structure "
-                f"{describe_structure(elements[offset])} but element {first_index} has "
-                f"{describe_structure(first)}"
-            )
-    columns = list(zip(*rows))
+    paths, columns = leaf_columns(elements, stage, first_index)
     return pack_as(
         first,
         [
-            pad_stack(list(column), shape, value, stage, path, first_index)
+            pad_stack(column, shape, value, stage, path, first_index)
             for column, shape, value, path in zip(columns, shapes, padding_values, paths)
         ],
     )

@@ -39,15 +39,22 @@ def to_array(leaf: Any) -> np.ndarray:
     >>> to_array(1.5).dtype, to_array([1, 2]).dtype, to_array(b"a").dtype
     (dtype('float32'), dtype('int64'), dtype('O'))
     """
-    if isinstance(leaf, np.ndarray):
+    if isinstance(leaf, np.ndarray) and leaf.dtype.kind != "U":
         return leaf
-    if isinstance(leaf, np.generic):
+    if isinstance(leaf, np.generic) and not isinstance(leaf, np.str_):
         return np.asarray(leaf)
     if isinstance(leaf, (bytes, str)):
         out = np.empty((), dtype=object)
         out[()] = leaf.encode() if isinstance(leaf, str) else leaf
         return out
     array = np.asarray(leaf)
+    if array.dtype.kind in "US" and not isinstance(leaf, np.ndarray):
+        # numpy's fixed-width strings drop trailing NUL bytes (b"a\\x00" -> b"a"): serialized records
+        # end in them, so Python strings are taken as the objects they are.
+        objects = np.array(leaf, dtype=object)
+        if objects.shape == array.shape:
+            array = objects.astype(object)
+            return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(array)
     if array.dtype == np.float64 and not isinstance(leaf, np.ndarray):
         return array.astype(np.float32)
     if array.dtype.kind in "US":
@@ -55,6 +62,108 @@ def to_array(leaf: Any) -> np.ndarray:
     if array.dtype.kind == "i" and array.dtype != np.int64:
         return array.astype(np.int64)
     return array
+
+
+class TensorShape:
+    """tf.TensorShape: a list of sizes (ints, None for unknown), or an unknown rank (``dims=None``).
+
+    ``TensorSpec``, ``padded_batch`` and ``from_generator`` take it wherever they take a shape.
+
+    >>> shape = TensorShape([None, 3])
+    >>> shape.rank, shape.as_list(), shape.is_fully_defined(), shape == [None, 3]
+    (2, [None, 3], False, True)
+    >>> shape.is_compatible_with([5, 3]), TensorShape(None).rank
+    (True, None)
+    """
+
+    __slots__ = ("dims",)
+
+    def __init__(self, dims: Any):
+        if isinstance(dims, TensorShape):
+            dims = dims.dims
+        elif dims is not None:
+            if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+                dims = [dims]
+            try:
+                dims = [None if d is None or (not isinstance(d, bool) and d == -1) else int(d) for d in dims]
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"TensorShape({dims!r}): give a list of sizes (ints >= 0, None for unknown) or None"
+                ) from None
+            if any(d is not None and d < 0 for d in dims):
+                raise InvalidArgumentError(f"TensorShape({dims!r}): sizes must be >= 0 or None")
+            dims = tuple(dims)
+        self.dims = dims
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+    ndims = rank
+
+    def as_list(self) -> list:
+        if self.dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape")
+        return list(self.dims)
+
+    def is_fully_defined(self) -> bool:
+        return self.dims is not None and None not in self.dims
+
+    def is_compatible_with(self, other: Any) -> bool:
+        other = TensorShape(other)
+        if self.dims is None or other.dims is None:
+            return True
+        return len(self.dims) == len(other.dims) and all(
+            a is None or b is None or a == b for a, b in zip(self.dims, other.dims)
+        )
+
+    def merge_with(self, other: Any) -> TensorShape:
+        other = TensorShape(other)
+        if not self.is_compatible_with(other):
+            raise InvalidArgumentError(f"shapes {self} and {other} are not compatible")
+        if self.dims is None:
+            return other
+        if other.dims is None:
+            return self
+        return TensorShape([a if a is not None else b for a, b in zip(self.dims, other.dims)])
+
+    def concatenate(self, other: Any) -> TensorShape:
+        other = TensorShape(other)
+        if self.dims is None or other.dims is None:
+            return TensorShape(None)
+        return TensorShape(self.dims + other.dims)
+
+    def num_elements(self) -> int | None:
+        return int(np.prod(self.dims, dtype=np.int64)) if self.is_fully_defined() else None
+
+    def __len__(self) -> int:
+        if self.dims is None:
+            raise ValueError("cannot take the length of a shape of unknown rank")
+        return len(self.dims)
+
+    def __iter__(self):
+        if self.dims is None:
+            raise ValueError("cannot iterate over a shape of unknown rank")
+        return iter(self.dims)
+
+    def __getitem__(self, key: Any) -> Any:
+        if self.dims is None:
+            return None if isinstance(key, int) else TensorShape(None)
+        value = self.dims[key]
+        return TensorShape(value) if isinstance(key, slice) else value
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            other = TensorShape(other)
+        except InvalidArgumentError:
+            return NotImplemented
+        return self.dims == other.dims
+
+    def __hash__(self) -> int:
+        return hash(self.dims)
+
+    def __repr__(self) -> str:
+        return "TensorShape(None)" if self.dims is None else f"TensorShape({list(self.dims)})"
 
 
 class TensorSpec:
@@ -71,6 +180,10 @@ class TensorSpec:
     __slots__ = ("shape", "dtype", "name")
 
     def __init__(self, shape: Any, dtype: Any = np.float32, name: str | None = None):
+        if isinstance(shape, TensorShape):
+            shape = None if shape.rank is None else shape.as_list()
+        elif isinstance(shape, int) and not isinstance(shape, bool):
+            shape = (shape,)  # as tf.TensorShape(3)
         if shape is not None:
             shape = tuple(None if d is None else int(d) for d in shape)
             for d in shape:
@@ -82,6 +195,8 @@ class TensorSpec:
 
     @classmethod
     def from_value(cls, leaf: Any) -> TensorSpec:
+        if leaf is None:
+            return NoneTensorSpec()
         array = to_array(leaf)
         return cls(array.shape, array.dtype)
 
@@ -127,6 +242,41 @@ class TensorSpec:
     def __repr__(self) -> str:
         dtype = "string" if self.dtype == string else self.dtype.name
         return f"TensorSpec(shape={self.shape}, dtype={dtype})"
+
+
+class NoneTensorSpec(TensorSpec):
+    """The spec of a ``None`` component (tf.data's ``NoneTensorSpec``): None batches to None.
+
+    >>> import headrace as hr
+    >>> hr.Dataset.range(2).map(lambda x: (x, None)).element_spec
+    (TensorSpec(shape=(), dtype=int64), NoneTensorSpec())
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__((), string)
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return other is None or isinstance(other, NoneTensorSpec)
+
+    def most_specific_common(self, other: TensorSpec) -> TensorSpec:
+        return self if isinstance(other, NoneTensorSpec) else super().most_specific_common(other)
+
+    def with_leading(self, size: int | None) -> TensorSpec:
+        return self
+
+    def without_leading(self) -> TensorSpec:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NoneTensorSpec)
+
+    def __hash__(self) -> int:
+        return hash(NoneTensorSpec)
+
+    def __repr__(self) -> str:
+        return "NoneTensorSpec()"
 
 
 def spec_of(element: Any) -> Any:

@@ -1,37 +1,135 @@
-"""Elements as JSON-serialisable data, for checkpoints that must hold buffered elements.
+"""Elements as JSON data, and restored checkpoint values checked field by field.
 
-Safe by construction: only numpy arrays of plain dtypes, bytes, str, numbers, tuples and dicts are
-encoded, and decoding never runs code (no pickle).
+One codec for element structure, shared by checkpoints and disk cache files: a tuple is
+``{"t": [...]}`` (a namedtuple adds ``"nt": [module, qualname, fields]``), a dict is
+``{"d": [[key, value], ...]}`` with str or int keys, in the dict's order. What a leaf becomes is up
+to the user of the codec: checkpoints store it inline as JSON (:func:`encode_element`), cache files
+store leaves column-wise and put their index in the tree.
+
+Safe by construction: decoding never imports or runs code (no pickle); a namedtuple class is only
+looked up among modules already imported, and comes back as a plain tuple when it is not there.
+
+:class:`StateFields` checks every value a ``set_state`` reads (type, range, length) so that an edited
+or damaged checkpoint raises :class:`CheckpointError` naming the stage and the field, instead of
+spinning, silently dropping data or yielding values the pipeline never could.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .errors import CheckpointError
+from .errors import CheckpointError, InvalidArgumentError
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+#: checkpoints of these versions are read too (version 1 identified pipelines by their text).
+READABLE_VERSIONS = (1, 2)
+MAX_DEPTH = 64
 
 
-def encode_element(element: Any) -> Any:
-    """Encode an element for a JSON checkpoint.
+# --- structure -----------------------------------------------------------------------------------------
+def encode_structure(element: Any, leaf: Callable[[Any, str], Any], where: str = "element", depth: int = 0):
+    """``element``'s tuples, namedtuples and dicts as JSON, each leaf replaced by ``leaf(value, where)``.
 
-    >>> decode_element(encode_element((np.arange(3), {"k": b"v"})))
-    (array([0, 1, 2]), {'k': b'v'})
+    >>> encode_structure(({"b": 1}, 2), lambda value, where: value)
+    {'t': [{'d': [['b', 1]]}, 2]}
     """
+    if depth > MAX_DEPTH:
+        raise InvalidArgumentError(f"{where} is nested more than {MAX_DEPTH} levels deep")
     if isinstance(element, tuple):
-        return {"t": [encode_element(e) for e in element]}
-    if isinstance(element, dict):
-        return {
-            "d": {str(k): encode_element(v) for k, v in element.items()},
-            "k": [type(k).__name__ for k in element],
+        tree: dict = {
+            "t": [encode_structure(e, leaf, f"{where}[{i}]", depth + 1) for i, e in enumerate(element)]
         }
+        kind = type(element)
+        if kind is not tuple and hasattr(element, "_fields"):
+            tree["nt"] = [kind.__module__, kind.__qualname__, list(element._fields)]
+        return tree
+    if isinstance(element, dict):
+        pairs = []
+        for key, value in element.items():
+            if type(key) not in (str, int):
+                raise InvalidArgumentError(
+                    f"{where} has a dict key {key!r} of type {type(key).__name__}; only str and int keys "
+                    "can be stored (checkpoints, disk caches): convert the keys in a map"
+                )
+            pairs.append([key, encode_structure(value, leaf, f"{where}[{key!r}]", depth + 1)])
+        return {"d": pairs}
+    return leaf(element, where)
+
+
+def is_structure_node(tree: Any) -> bool:
+    return isinstance(tree, dict) and ("t" in tree or "d" in tree)
+
+
+def decode_structure(tree: Any, leaf: Callable[[Any], Any], depth: int = 0) -> Any:
+    """Inverse of :func:`encode_structure`; ``leaf`` decodes each leaf's JSON.
+
+    >>> decode_structure(encode_structure((1, {"k": 2}), lambda v, w: v), lambda v: v)
+    (1, {'k': 2})
+    """
+    if depth > MAX_DEPTH:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    if not is_structure_node(tree):
+        return leaf(tree)
+    if "t" in tree:
+        values = [decode_structure(e, leaf, depth + 1) for e in _list(tree["t"])]
+        if "nt" in tree:
+            module, qualname, fields = _list(tree["nt"])
+            kind = namedtuple_class(str(module), str(qualname), list(_list(fields)))
+            if kind is not None and len(kind._fields) == len(values):
+                return tuple.__new__(kind, values)
+        return tuple(values)
+    pairs = tree["d"]
+    if isinstance(pairs, dict):  # version 1 checkpoints: {"d": {str(key): value}, "k": [key types]}
+        kinds = _list(tree.get("k", ["str"] * len(pairs)))
+        return {
+            (int(key) if kind == "int" else key): decode_structure(value, leaf, depth + 1)
+            for (key, value), kind in zip(pairs.items(), kinds)
+        }
+    out = {}
+    for pair in _list(pairs):
+        key, value = _list(pair)
+        if type(key) not in (str, int):
+            raise ValueError(f"dict key {key!r} is not a str or int")
+        out[key] = decode_structure(value, leaf, depth + 1)
+    return out
+
+
+def _list(value: Any) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def namedtuple_class(module: str, qualname: str, fields: list) -> type | None:
+    """An already-imported namedtuple class with these fields, found by plain dict lookups (no imports,
+    no attribute hooks), or None."""
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        namespace = getattr(found, "__dict__", None)
+        if not isinstance(namespace, (dict, type(type.__dict__))):
+            return None
+        found = namespace.get(part)
+    if (
+        isinstance(found, type)
+        and issubclass(found, tuple)
+        and found.__dict__.get("_fields") == tuple(fields)
+    ):
+        return found
+    return None
+
+
+# --- elements in checkpoints ---------------------------------------------------------------------------
+def _encode_leaf(element: Any, where: str) -> Any:
     if isinstance(element, bytes):
         return {"b": base64.b64encode(element).decode("ascii")}
-    if isinstance(element, (bool, int, float, str)) or element is None:
+    # np.float64 and np.str_ subclass float and str: they go below, or a restore would lose their dtype.
+    if (isinstance(element, (bool, int, float, str)) and not isinstance(element, np.generic)) or element is None:
         return {"p": element}
     if isinstance(element, (np.ndarray, np.generic)):
         array = np.asarray(element)
@@ -42,7 +140,7 @@ def encode_element(element: Any) -> Any:
                 "g": isinstance(element, np.generic),
             }
         if array.dtype.hasobject or array.dtype.fields is not None:
-            raise CheckpointError(f"cannot checkpoint an array of dtype {array.dtype}")
+            raise CheckpointError(f"cannot checkpoint {where}: an array of dtype {array.dtype}")
         data = base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
         return {
             "a": data,
@@ -51,35 +149,189 @@ def encode_element(element: Any) -> Any:
             "g": isinstance(element, np.generic),
         }
     raise CheckpointError(
-        f"cannot checkpoint an element of type {type(element).__name__}: use numpy arrays, bytes or numbers"
+        f"cannot checkpoint {where} of type {type(element).__name__}: use numpy arrays, bytes or numbers"
     )
 
 
-def decode_element(data: Any) -> Any:
+def encode_element(element: Any) -> Any:
+    """Encode an element for a JSON checkpoint (namedtuples stay namedtuples).
+
+    >>> decode_element(encode_element((np.arange(3), {"k": b"v"})))
+    (array([0, 1, 2]), {'k': b'v'})
+    """
+    try:
+        return encode_structure(element, _encode_leaf)
+    except InvalidArgumentError as exc:
+        raise CheckpointError(f"cannot checkpoint this element: {exc}") from None
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(type(d) is int and 0 <= d < 2**40 for d in value):
+        raise ValueError(f"malformed shape {str(value)[:40]}")
+    return tuple(value)
+
+
+def _decode_leaf(data: Any) -> Any:
     if not isinstance(data, dict) or len(data) == 0:
-        raise CheckpointError(f"malformed element in checkpoint: {str(data)[:80]}")
-    if "t" in data:
-        return tuple(decode_element(e) for e in data["t"])
-    if "d" in data:
-        kinds = data.get("k", ["str"] * len(data["d"]))
-        return {
-            (int(k) if kind == "int" else k): decode_element(v)
-            for (k, v), kind in zip(data["d"].items(), kinds)
-        }
+        raise ValueError("a leaf is not a non-empty object")
     if "b" in data:
-        return base64.b64decode(data["b"])
+        return base64.b64decode(data["b"], validate=True)
     if "p" in data:
-        return data["p"]
+        value = data["p"]
+        if value is not None and type(value) not in (bool, int, float, str):
+            raise ValueError(f"a plain value of type {type(value).__name__}")
+        return value
     if "o" in data:
-        values = [decode_element(v) for v in data["o"]]
+        values = [decode_element(v) for v in _list(data["o"])]
+        shape = _shape(data["s"])
+        if int(np.prod(shape, dtype=np.int64)) != len(values):
+            raise ValueError(f"{len(values)} items do not fill shape {shape}")
+        if data.get("g") and shape:
+            raise ValueError(f"a numpy scalar with shape {shape}")
         array = np.empty(len(values), dtype=object)
         array[:] = values
-        array = array.reshape(data["s"])
+        array = array.reshape(shape)
         return array[()] if data.get("g") else array
     if "a" in data:
+        if not isinstance(data["dt"], str):
+            raise ValueError("dtype is not a string")
         dtype = np.dtype(data["dt"])
-        if dtype.hasobject:
-            raise CheckpointError("checkpoint holds an object array, which is never decoded")
-        array = np.frombuffer(base64.b64decode(data["a"]), dtype=dtype).reshape(data["s"]).copy()
+        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+            raise ValueError(f"dtype {dtype} is never decoded from a checkpoint")
+        raw = base64.b64decode(data["a"], validate=True)
+        shape = _shape(data["s"])
+        if len(raw) != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+            raise ValueError(f"{len(raw)} bytes do not fill shape {shape} of {dtype}")
+        if data.get("g") and shape:
+            raise ValueError(f"a numpy scalar with shape {shape}")
+        array = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
         return array[()] if data.get("g") else array
-    raise CheckpointError(f"malformed element in checkpoint: {str(data)[:80]}")
+    raise ValueError(f"unknown leaf kind {sorted(data)[:3]}")
+
+
+def decode_element(data: Any) -> Any:
+    """Inverse of :func:`encode_element`; anything malformed raises :class:`CheckpointError`."""
+    try:
+        return decode_structure(data, _decode_leaf)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError, binascii.Error, RecursionError, OverflowError) as exc:
+        raise CheckpointError(f"malformed element in checkpoint ({exc}): {str(data)[:80]}") from None
+
+
+# --- checking restored values --------------------------------------------------------------------------
+class StateFields:
+    """The fields of one stage's saved state, each read with a check of its type and range.
+
+    >>> fields = StateFields({"index": -50}, "range(0, 5, 1)", ("index",))
+    >>> fields.int("index", high=5)
+    Traceback (most recent call last):
+    ...
+    headrace.core.errors.CheckpointError: range(0, 5, 1): checkpoint field 'index' is -50, expected an int in [0, 5]; the checkpoint was edited, damaged or saved from a different pipeline
+    """
+
+    def __init__(self, state: Any, stage: str, keys: tuple[str, ...] = (), prefix: str = ""):
+        self.prefix = prefix
+        if not isinstance(state, dict) or not all(k in state for k in keys):
+            raise CheckpointError(
+                f"state{' field ' + repr(prefix[:-1]) if prefix else ''} for {stage} must be a dict with keys {list(keys)}, got "
+                f"{sorted(state) if isinstance(state, dict) else type(state).__name__}; was it saved "
+                "from a different pipeline?"
+            )
+        self.state, self.stage = state, stage
+
+    def fail(self, field: str, value: Any, expected: str) -> CheckpointError:
+        return CheckpointError(
+            f"{self.stage}: checkpoint field {self.prefix + field!r} is {str(value)[:80] if isinstance(value, (list, dict)) else repr(value)}, "
+            f"expected {expected}; the checkpoint was edited, damaged or saved from a different pipeline"
+        )
+
+    def check_int(self, value: Any, field: str, low: int | None = 0, high: int | None = None) -> int:
+        """``value`` as an int in ``[low, high]`` (None: unbounded), else CheckpointError naming ``field``."""
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise self.fail(field, value, f"an int{_bounds(low, high)}")
+        value = int(value)
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise self.fail(field, value, f"an int{_bounds(low, high)}")
+        return value
+
+    def int(self, field: str, low: int | None = 0, high: int | None = None) -> int:
+        return self.check_int(self.state[field], field, low, high)
+
+    def seed(self, field: str) -> int:
+        """A random seed: any int numpy's SeedSequence takes (>= 0)."""
+        return self.int(field, high=2**128 - 1)
+
+    def check_bool(self, value: Any, field: str) -> bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise self.fail(field, value, "true or false")
+        return bool(value)
+
+    def bool(self, field: str) -> bool:
+        return self.check_bool(self.state[field], field)
+
+    def choice(self, field: str, allowed: tuple) -> Any:
+        value = self.state[field]
+        if not any(type(value) is type(option) and value == option for option in allowed):
+            raise self.fail(field, value, f"one of {list(allowed)}")
+        return value
+
+    def list(self, field: str, length: int | None = None, max_length: int | None = None) -> list:
+        """A list field, of exactly ``length`` or at most ``max_length`` items when given."""
+        value = self.state[field]
+        if not isinstance(value, (list, tuple)):
+            raise self.fail(field, value, "a list")
+        if length is not None and len(value) != length:
+            raise self.fail(field, f"a list of {len(value)} items", f"{length} items")
+        if max_length is not None and len(value) > max_length:
+            raise self.fail(field, f"a list of {len(value)} items", f"at most {max_length} items")
+        return list(value)
+
+    def rows(self, field: str, width: int, max_length: int | None = None) -> list[list]:
+        """A list of fixed-width lists (e.g. ``[[position, is_output, element], ...]``); items unchecked."""
+        rows = self.list(field, max_length=max_length)
+        for i, row in enumerate(rows):
+            if not isinstance(row, (list, tuple)) or len(row) != width:
+                raise self.fail(f"{field}[{i}]", row, f"a list of {width} items")
+        return [list(row) for row in rows]
+
+    def record(self, value: Any, field: str, keys: tuple[str, ...]) -> StateFields:
+        """The fields of a nested record (e.g. one interleave slot), checked like the stage's own."""
+        return StateFields(value, self.stage, keys, prefix=f"{self.prefix}{field}.")
+
+    def dict(self, field: str, optional: bool = False) -> dict | None:
+        """A nested state (a parent's), checked only for being a dict: its own stage checks the rest."""
+        value = self.state[field]
+        if value is None and optional:
+            return None
+        if not isinstance(value, dict):
+            raise self.fail(field, value, "a dict (a stage's state)" + (" or null" if optional else ""))
+        return value
+
+    def check_element(self, value: Any, field: str) -> Any:
+        try:
+            return decode_element(value)
+        except CheckpointError as exc:
+            raise CheckpointError(f"{self.stage}: checkpoint field {self.prefix + field!r}: {exc}") from None
+
+    def element(self, field: str, optional: bool = False) -> Any:
+        value = self.state[field]
+        if value is None and optional:
+            return None
+        return self.check_element(value, field)
+
+    def elements(self, field: str, max_length: int | None = None) -> list:
+        return [
+            self.check_element(value, f"{field}[{i}]")
+            for i, value in enumerate(self.list(field, max_length=max_length))
+        ]
+
+
+def _bounds(low: int | None, high: int | None) -> str:
+    if low is None and high is None:
+        return ""
+    if high is None:
+        return f" >= {low}"
+    if low is None:
+        return f" <= {high}"
+    return f" in [{low}, {high}]"

@@ -92,11 +92,33 @@ def map_structure(fn: Callable, *elements: Any) -> Any:
     return fn(*elements)
 
 
+def same_structure(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` have the same tuples (and tuple types), dict keys and nesting.
+
+    >>> same_structure((1, {"k": 2}), (3, {"k": 4})), same_structure((1, 2), (1, 2, 3))
+    (True, False)
+    """
+    if isinstance(a, tuple):
+        return type(b) is type(a) and len(a) == len(b) and all(map(same_structure, a, b))
+    if isinstance(a, dict):
+        return type(b) is type(a) and a.keys() == b.keys() and all(same_structure(a[k], b[k]) for k in a)
+    return not is_structure(b)
+
+
 def describe_structure(element: Any) -> str:
-    """Short text for a structure, used in error messages."""
+    """Short text for a structure, used in error messages (namedtuples by their class name).
+
+    >>> describe_structure((1, {"b": 2, "a": b"x"}))
+    "(leaf, {'a': leaf, 'b': leaf})"
+    """
     if isinstance(element, tuple):
+        name = type(element).__name__ if hasattr(element, "_fields") else ""
         return (
-            "(" + ", ".join(describe_structure(e) for e in element) + ("," if len(element) == 1 else "") + ")"
+            name
+            + "("
+            + ", ".join(describe_structure(e) for e in element)
+            + ("," if len(element) == 1 else "")
+            + ")"
         )
     if isinstance(element, dict):
         return "{" + ", ".join(f"{k!r}: {describe_structure(v)}" for k, v in sorted(element.items())) + "}"

@@ -6,6 +6,7 @@ from typing import Any
 
 from .errors import InvalidArgumentError, StructureError
 from .spec import to_array
+from .state import StateFields
 from .structure import describe_structure, flatten, map_structure
 
 
@@ -20,6 +21,19 @@ def as_state(value: Any, argument: str) -> Any:
         return map_structure(_as_state_leaf, value)
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(f"{argument}={value!r} cannot be a state: {exc}") from None
+
+
+def restored_state(fields: StateFields, field: str, initial: Any) -> Any:
+    """A state value read from a checkpoint; it must have ``initial``'s structure and dtypes."""
+    value = fields.element(field)
+    try:
+        return check_new_state(initial, value, fields.stage, -1)
+    except StructureError:
+        raise fields.fail(
+            field,
+            f"a state of structure {describe_structure(value)}",
+            f"initial_state's structure {describe_structure(initial)} and dtypes",
+        ) from None
 
 
 def check_new_state(previous: Any, new: Any, stage: str, position: int) -> Any:

@@ -92,3 +92,19 @@ def check_size(value: Any, fn: str, name: str, minimum: int = 0) -> int:
 def spatial_axes(image: np.ndarray) -> tuple[int, int]:
     """Axes of height and width: (0, 1) for HWC, (1, 2) for NHWC."""
     return (image.ndim - 3, image.ndim - 2)
+
+
+def stateless_rng(seed: Any, fn: str) -> np.random.Generator:
+    """The generator of a ``stateless_*`` function: a Philox stream keyed by tf's 2-int ``seed``.
+
+    The same seed always gives the same stream (tf's stateless contract); the stream itself is not
+    TensorFlow's, so values are equal in distribution, not bit for bit.
+    """
+    array = np.asarray(seed)
+    if array.shape != (2,) or array.dtype.kind not in "ui":
+        raise InvalidArgumentError(
+            f"{fn}: seed={seed!r} is not allowed: a shape [2] integer array, e.g. (1, 2) "
+            "(stateless functions take tf's 2-int seed; the random_* functions take an int seed or rng)"
+        )
+    low, high = (int(v) & 0xFFFFFFFFFFFFFFFF for v in array.tolist())
+    return np.random.Generator(np.random.Philox(key=low | (high << 64)))

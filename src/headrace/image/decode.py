@@ -84,6 +84,15 @@ def _describe(contents: bytes) -> str:
     return f"{len(contents)} bytes starting {contents[:12]!r}"
 
 
+def _check_pixels(height: int, width: int, fn: str, contents: bytes) -> None:
+    """The memory budget for images, checked from the header before a pixel is allocated."""
+    from ..io.limits import check_size  # noqa: PLC0415 (image does not import io at import time)
+
+    check_size(
+        "max_image_pixels", int(height) * int(width), f"{fn}: {_describe(contents)} ({height}x{width})"
+    )
+
+
 def _check_channels(channels: Any, fn: str, allowed: tuple[int, ...]) -> int:
     if isinstance(channels, bool) or not isinstance(channels, (int, np.integer)) or channels not in allowed:
         raise InvalidArgumentError(
@@ -149,6 +158,7 @@ def decode_jpeg(
         height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data, strict=not try_recover_truncated)
     except ValueError as exc:
         raise ImageDecodeError(f"{fn}: {_describe(data)} are not a readable JPEG: {exc}") from None
+    _check_pixels(height, width, fn, data)
     if colorspace in ("CMYK", "YCCK"):
         return _decode_with_pillow(data, fn, "JPEG", channels or 3, ratio=ratio)
     gray = channels == 1 or (channels == 0 and colorspace == "Gray")
@@ -239,9 +249,12 @@ def _decode_with_pillow(
 ) -> np.ndarray:
     from PIL import Image, ImageSequence  # noqa: PLC0415
 
+    from ..io.limits import LimitExceededError  # noqa: PLC0415
+
     want_uint16 = np.dtype(dtype) == np.uint16
     try:
         with Image.open(io.BytesIO(data)) as im:
+            _check_pixels(im.height, im.width, fn, data)
             if ratio > 1:
                 im.draft(im.mode, (-(-im.width // ratio), -(-im.height // ratio)))
             if all_frames and getattr(im, "n_frames", 1) > 1:
@@ -252,6 +265,8 @@ def _decode_with_pillow(
                 return np.stack(frames)
             im.load()
             out = _pil_frame_to_array(im, channels, want_uint16)
+    except LimitExceededError:
+        raise
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise ImageDecodeError(
             f"{fn}: {_describe(data)} are a damaged or unsupported {kind}: {exc}"

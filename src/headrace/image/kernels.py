@@ -291,3 +291,38 @@ def affine_sample(src, transforms, bilinear, mode, fill, out, as_bytes):
                         out[n, y, x, c] = np.uint8(min(max(value, np.float32(0)), np.float32(255)))
                     else:
                         out[n, y, x, c] = value
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def resample(src, channels, row_starts, row_weights, col_starts, col_weights, rows, out):
+    """Separable resampling of C-contiguous ``(N, H, W * C)`` uint8 or float32 images into float32
+    ``out`` ``(N, out_h, out_w, C)``: along y into ``rows`` ``(N, out_h, W * C)``, then along x. Output
+    pixel ``i`` of an axis reads ``weights[i, k] * input[starts[i] + k]`` (see ``resize_weights``)."""
+    count, out_height, out_width, _ = out.shape
+    row_length = src.shape[2]
+    row_span, col_span = row_weights.shape[1], col_weights.shape[1]
+    for n in range(count):
+        for oy in range(out_height):
+            start = row_starts[oy]
+            target = rows[n, oy]
+            weight = row_weights[oy, 0]
+            source = src[n, start]
+            for i in range(row_length):  # contiguous rows: this loop vectorises
+                target[i] = weight * np.float32(source[i])
+            for k in range(1, row_span):
+                weight = row_weights[oy, k]
+                if weight == 0:
+                    continue
+                source = src[n, start + k]
+                for i in range(row_length):
+                    target[i] += weight * np.float32(source[i])
+        for oy in range(out_height):
+            source = rows[n, oy]
+            row = out[n, oy]
+            for ox in range(out_width):
+                base = col_starts[ox] * channels
+                for c in range(channels):
+                    total = np.float32(0)
+                    for k in range(col_span):
+                        total += col_weights[ox, k] * source[base + k * channels + c]
+                    row[ox, c] = total

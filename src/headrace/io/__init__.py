@@ -10,8 +10,12 @@
 ([[1.0, 2.0]], [3])
 """
 
+from ..image.decode import decode_image, decode_jpeg, decode_png, extract_jpeg_shape
+from ..image.decode_crop import decode_and_crop_jpeg
+from ..image.encode import encode_jpeg, encode_png
 from .compression import COMPRESSION_TYPES, CompressedStreamError, detect_compression
 from .crc import crc32c, masked_crc32c
+from .csv_codec import decode_csv
 from .example import ExampleParseError, parse_example, parse_single_example, serialize_example
 from .features import (
     FixedLenFeature,
@@ -19,6 +23,7 @@ from .features import (
     RaggedFeature,
     VarLenFeature,
 )
+from .file_ops import TFRecordOptions, matching_files, read_file, write_file
 from .index import (
     IndexedRecords,
     RecordIndex,
@@ -28,12 +33,18 @@ from .index import (
     index_path,
     load_index,
 )
+from .limits import LimitExceededError, limit, set_limit
+from .publish import ShardSetError
 from .ragged import Ragged
 from .sequence_example import (
     parse_sequence_example,
     parse_single_sequence_example,
     serialize_sequence_example,
 )
+from .sparse import SparseTensor
+from .sparse_feature import SparseFeature
+from .strings import decode_base64, decode_compressed, encode_base64
+from .tensors import decode_raw, parse_tensor, serialize_tensor
 from .tfrecord import ERROR_KINDS, RecordError, RecordReader, encode_record, tf_record_iterator
 from .writer import TFRecordWriter, shard_name, write_shards
 
@@ -45,29 +56,53 @@ __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "IndexedRecords",
+    "LimitExceededError",
     "RaggedFeature",
     "Ragged",
     "RecordError",
     "RecordIndex",
     "RecordReader",
+    "ShardSetError",
+    "SparseFeature",
+    "SparseTensor",
     "StaleIndexError",
+    "TFRecordOptions",
     "TFRecordWriter",
     "VarLenFeature",
     "build_index",
     "check_index",
     "crc32c",
+    "decode_and_crop_jpeg",
+    "decode_base64",
+    "decode_compressed",
+    "decode_csv",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "decode_raw",
     "detect_compression",
+    "encode_base64",
+    "encode_jpeg",
+    "encode_png",
     "encode_record",
+    "extract_jpeg_shape",
     "index_path",
+    "limit",
     "load_index",
     "masked_crc32c",
+    "matching_files",
     "parse_example",
     "parse_sequence_example",
     "parse_single_example",
     "parse_single_sequence_example",
+    "parse_tensor",
+    "read_file",
     "serialize_example",
     "serialize_sequence_example",
+    "serialize_tensor",
+    "set_limit",
     "shard_name",
     "tf_record_iterator",
+    "write_file",
     "write_shards",
 ]

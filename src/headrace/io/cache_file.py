@@ -36,7 +36,6 @@ import bisect
 import json
 import os
 import re
-import secrets
 import struct
 import sys
 from typing import Any
@@ -44,7 +43,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import DataLossError, InvalidArgumentError
+from ..core.state import encode_structure, namedtuple_class
 from .crc import crc32c
+from .publish import fsync_directory, os_error, temporary_path
 
 MAGIC = b"HRCACHE\n"
 END_MAGIC = b"HRCEND\n\0"
@@ -125,40 +126,6 @@ def _leaf_key(leaf: Any, where: str) -> tuple:
     )
 
 
-def _walk(element: Any, leaves: list, keys: list, where: str, depth: int = 0) -> Any:
-    """The element's structure as a hashable tree; its leaves and their keys appended in order."""
-    if isinstance(element, tuple):
-        children = tuple(_walk(e, leaves, keys, f"{where}[{i}]", depth + 1) for i, e in enumerate(element))
-        if type(element) is tuple or not hasattr(element, "_fields"):
-            return ("t", children)
-        kind = type(element)
-        return ("nt", kind.__module__, kind.__qualname__, tuple(element._fields), children)
-    if isinstance(element, dict):
-        for key in element:
-            if type(key) not in (str, int):
-                raise InvalidArgumentError(
-                    f"{where} has a dict key {key!r}; a disk cache stores str or int keys"
-                )
-        return (
-            "d",
-            tuple((k, _walk(v, leaves, keys, f"{where}[{k!r}]", depth + 1)) for k, v in element.items()),
-        )
-    leaves.append(element)
-    keys.append(_leaf_key(element, where))
-    return None
-
-
-def _tree_json(tree: Any, counter: list[int]) -> Any:
-    if tree is None:
-        counter[0] += 1
-        return counter[0] - 1
-    if tree[0] == "t":
-        return {"t": [_tree_json(c, counter) for c in tree[1]]}
-    if tree[0] == "nt":
-        return {"t": [_tree_json(c, counter) for c in tree[4]], "nt": [tree[1], tree[2], list(tree[3])]}
-    return {"d": [[k, _tree_json(c, counter)] for k, c in tree[1]]}
-
-
 def _lengths(values: list) -> tuple[str, np.ndarray]:
     lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     width = "<u4" if lengths.size == 0 or int(lengths.max()) < 2**32 else "<u8"
@@ -214,32 +181,19 @@ def _as_bytes(section: Any) -> memoryview:
     return memoryview(np.ascontiguousarray(section).reshape(-1).view(np.uint8))
 
 
-def _fsync_directory(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # some platforms cannot open directories; the rename itself is still atomic
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_error(exc: OSError, path: str, doing: str) -> OSError:
     """An OSError of the same kind whose message names the path and what to change."""
-    return OSError(
-        exc.errno,
-        f"disk cache: cannot {doing} ({exc.strerror or exc}); pass a cache filename in a writable directory "
-        "with free space",
+    return os_error(
+        exc,
         path,
+        f"{doing} of the disk cache",
+        "pass a cache filename in a writable directory with free space",
     )
 
 
 def temp_name(path: str) -> str:
-    """A fresh temporary name next to ``path`` (``<path>.tmp-<pid>-<random>``)."""
-    return f"{path}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    """A fresh temporary name next to ``path``, reclaimable once its writer is dead."""
+    return temporary_path(path)
 
 
 class CacheFileWriter:
@@ -297,8 +251,14 @@ class CacheFileWriter:
         """Add one record (a nested tuple/dict of numpy arrays, numbers, bytes, str or None)."""
         leaves: list = []
         keys: list = []
-        tree = _walk(element, leaves, keys, where)
-        signature = (tree, tuple(keys))
+
+        def leaf(value: Any, path: str) -> int:
+            keys.append(_leaf_key(value, path))
+            leaves.append(value)
+            return len(leaves) - 1  # the tree names each leaf by its column
+
+        tree = encode_structure(element, leaf, where)  # the element codec checkpoints use too
+        signature = (tree, keys)
         if signature != self._signature:
             self.flush()
             self._signature = signature
@@ -332,7 +292,7 @@ class CacheFileWriter:
         views = [_as_bytes(s) for s in sections]
         spec = {
             "n": self._pending,
-            "tree": _tree_json(tree, [0]),
+            "tree": tree,
             "leaves": leaves,
             "sizes": [v.nbytes for v in views],
         }
@@ -356,7 +316,15 @@ class CacheFileWriter:
         self._pending = self._pending_bytes = 0
 
     def commit(self) -> None:
-        """Finish the file and make it appear at ``path`` in one atomic rename (durable once this returns)."""
+        """Finish the file and make it appear at ``path`` in one atomic rename (durable once this returns).
+        On failure (a full disk) the temporary file is removed and the error names it."""
+        try:
+            self._finish()
+        except BaseException:
+            self.abort()
+            raise
+
+    def _finish(self) -> None:
         self.flush()
         footer = json.dumps(
             {"blocks": self.blocks, "records": self.records, "element_spec": self.element_spec}
@@ -372,9 +340,8 @@ class CacheFileWriter:
             self.closed = True
             os.replace(self.temp, self.path)
         except OSError as exc:
-            self.abort()
             raise write_error(exc, self.path, "publish the cache file") from exc
-        _fsync_directory(os.path.dirname(os.path.abspath(self.path)))
+        fsync_directory(os.path.dirname(os.path.abspath(self.path)))
 
     def abort(self) -> None:
         """Drop everything written; idempotent."""
@@ -391,24 +358,6 @@ class CacheFileWriter:
 
 
 # --- reading -------------------------------------------------------------------------------------------
-def _namedtuple_class(module: str, qualname: str, fields: list) -> type | None:
-    """An already-imported namedtuple class with these fields, found by plain dict lookups (no imports,
-    no attribute hooks), or None."""
-    found: Any = sys.modules.get(module)
-    for part in qualname.split("."):
-        namespace = getattr(found, "__dict__", None)
-        if not isinstance(namespace, (dict, type(type.__dict__))):
-            return None
-        found = namespace.get(part)
-    if (
-        isinstance(found, type)
-        and issubclass(found, tuple)
-        and found.__dict__.get("_fields") == tuple(fields)
-    ):
-        return found
-    return None
-
-
 class CacheFileReader:
     """Reads a complete cache file; opening checks the header, trailer and block index.
 
@@ -737,7 +686,7 @@ def _assembler(tree: Any, leaves: int, used: set[int], depth: int):
     kind = None
     if "nt" in tree:
         module, qualname, fields = tree["nt"]
-        kind = _namedtuple_class(str(module), str(qualname), list(fields))
+        kind = namedtuple_class(str(module), str(qualname), list(fields))
     if not parts:
         empty = () if kind is None else tuple.__new__(kind, ())
         return lambda columns, count: [empty] * count

@@ -1,69 +1,19 @@
 """The writer lock of a disk cache: one writer per cache file, and a dead writer's lock taken over.
 
 The lock file records pid, host, boot id and process start time, so a writer that died (SIGKILL, a
-reused pid, a reboot) is recognised as dead; a lock from another host is always respected.
+reused pid, a reboot) is recognised as dead (the liveness check is :func:`headrace.io.publish.is_alive`,
+shared with every headrace writer); a lock from another host is always respected.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
 import time
 from typing import Any
 
 from .cache_file import write_error
-
-
-def _boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-def _process_stat(pid: int) -> tuple[str, int] | None:
-    """(state, start time in clock ticks since boot) of a process, from /proc; None where unknown."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return fields[0], int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def process_identity() -> dict:
-    """What identifies this process across pid reuse and reboots: pid, host, boot id, start time."""
-    stat = _process_stat(os.getpid())
-    return {"pid": os.getpid(), "host": socket.gethostname(), "boot": _boot_id(), "started": stat and stat[1]}
-
-
-def is_alive(identity: dict) -> bool:
-    """False when the process ``identity`` names has surely ended (dead, zombie, pid reused, rebooted).
-    A process on another host cannot be checked and counts as alive."""
-    if identity.get("host") != socket.gethostname():
-        return True
-    boot = _boot_id()
-    if identity.get("boot") and boot and identity["boot"] != boot:
-        return False
-    pid = identity.get("pid")
-    if type(pid) is not int or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # alive, owned by another user
-    stat = _process_stat(pid)
-    if stat is not None:
-        if stat[0] == "Z":
-            return False
-        if identity.get("started") is not None and stat[1] != identity["started"]:
-            return False  # the pid now belongs to another process
-    return True
+from .publish import is_alive, process_identity, temporary_path
 
 
 class WriterLock:
@@ -144,7 +94,7 @@ class WriterLock:
         return False
 
     def _take_over(self, stale: dict | None, data: bytes) -> bool:
-        replacement = f"{self.path}.{os.getpid()}-{secrets.token_hex(4)}"
+        replacement = temporary_path(self.path)  # reclaimable, should this process die right here
         try:
             with open(replacement, "wb") as f:
                 f.write(data)
@@ -165,7 +115,7 @@ class WriterLock:
 
     def _remove_stale_temp(self, temp: Any) -> None:
         # Only ever a temporary file of this cache: a lock file's contents are not trusted.
-        prefix = os.path.basename(self.cache_path) + ".tmp-"
+        prefix = os.path.basename(self.cache_path) + ".incomplete-"
         if (
             isinstance(temp, str)
             and os.path.dirname(os.path.abspath(temp)) == os.path.dirname(os.path.abspath(self.cache_path))

@@ -85,10 +85,40 @@ def _size(text: str) -> int:
     return int(float(number) * base ** " kmgt".index(prefix.lower() or " "))
 
 
-def _compression_of(path: str, given: str | None) -> str | None:
+def _storage_option(text: str) -> tuple[list[str], Any]:
+    """``KEY=VALUE`` of ``--storage-option``: dots in KEY nest (``client_kwargs.endpoint_url=...``),
+    VALUE is JSON when it parses (``anon=true``, ``retries=3``), else a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not KEY=VALUE (e.g. anon=true or client_kwargs.endpoint_url=http://host:9000)"
+        )
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key.split("."), parsed
+
+
+def storage_options_of(items: list | None) -> dict | None:
+    """The ``storage_options`` dict that repeated ``--storage-option KEY=VALUE`` flags spell."""
+    if not items:
+        return None
+    options: dict = {}
+    for keys, value in items:
+        target = options
+        for key in keys[:-1]:
+            target = target.setdefault(key, {})
+            if not isinstance(target, dict):
+                raise HeadraceError(f"--storage-option {'.'.join(keys)}: {key} is already a value")
+        target[keys[-1]] = value
+    return options
+
+
+def _compression_of(path: str, given: str | None, storage_options: dict | None = None) -> str | None:
     if given is not None:
         return given
-    with open_file(path, "rb") as f:
+    with open_file(path, "rb", storage_options) as f:
         return detect_compression(f.read(16))
 
 
@@ -101,10 +131,12 @@ def _format_values(values: list, limit: int = 5) -> str:
     return f"{shown}{more}"
 
 
-def inspect_file(path: str, compression: str | None = None, samples: int = 3) -> dict:
+def inspect_file(
+    path: str, compression: str | None = None, samples: int = 3, storage_options: dict | None = None
+) -> dict:
     """What ``headrace inspect`` reports about one file, as a dict."""
-    report: dict[str, Any] = {"file": path, "size_bytes": file_size(path)}
-    detected = _compression_of(path, compression)
+    report: dict[str, Any] = {"file": path, "size_bytes": file_size(path, storage_options)}
+    detected = _compression_of(path, compression, storage_options)
     if detected is None:
         report["error"] = "not a TFRecord file (neither plain frames nor a GZIP/ZLIB stream)"
         return report
@@ -113,7 +145,7 @@ def inspect_file(path: str, compression: str | None = None, samples: int = 3) ->
     smallest = largest = None
     sample: list[bytes] = []
     try:
-        with RecordReader(path, detected) as reader:
+        with RecordReader(path, detected, storage_options=storage_options) as reader:
             for chunk in reader.chunks(4096):
                 for record in chunk:
                     size = len(record)
@@ -174,7 +206,9 @@ def run_inspect(args: argparse.Namespace) -> int:
     reports = []
     for path in args.files:
         try:
-            reports.append(inspect_file(path, args.compression, args.samples))
+            reports.append(
+                inspect_file(path, args.compression, args.samples, storage_options_of(args.storage_option))
+            )
         except (OSError, NotAMessage) as exc:
             reports.append({"file": path, "error": str(exc)})
     if args.json:
@@ -188,19 +222,20 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 def run_index(args: argparse.Namespace) -> int:
     status = 0
+    storage_options = storage_options_of(args.storage_option)
     for path in args.files:
         try:
-            compression = _compression_of(path, args.compression)
+            compression = _compression_of(path, args.compression, storage_options)
             if compression is None:
                 raise HeadraceError(
                     f"{path}: not a TFRecord file (neither plain frames nor a GZIP/ZLIB stream)"
                 )
-            index, reason = check_index(path, compression)
+            index, reason = check_index(path, compression, storage_options)
             if index is not None and not args.force:
                 print(f"{path}: index is fresh ({len(index)} records)")
                 continue
-            bar = ProgressBar(path, file_size(path) if not compression else None)
-            index = build_index(path, compression, progress=bar.update)
+            bar = ProgressBar(path, file_size(path, storage_options) if not compression else None)
+            index = build_index(path, compression, progress=bar.update, storage_options=storage_options)
             bar.close()
             print(
                 f"{path}: indexed {len(index)} records" + (f" (was {reason})" if reason != "missing" else "")
@@ -223,10 +258,12 @@ def run_convert(args: argparse.Namespace) -> int:
             workers=args.workers,
             index=args.index,
             progress=bar.update,
+            storage_options=storage_options_of(args.storage_option),
         )
-    except HeadraceError as exc:
-        print(f"ERROR: {exc}", file=sys.stderr)
-        return 1
+    except BaseException:
+        if bar.live:  # end the progress line, so the error starts on its own
+            bar.stream.write("\n")
+        raise  # main() prints the user's errors as one line
     bar.close()
     print(f"{len(paths)} shards: {paths[0]} .. {paths[-1]}" if len(paths) > 1 else f"1 shard: {paths[0]}")
     return 0
@@ -239,6 +276,13 @@ def add_commands(subparsers: Any) -> None:
         "default": None,
         "help": "default: detected from the file",
     }
+    storage = {
+        "action": "append",
+        "type": _storage_option,
+        "metavar": "KEY=VALUE",
+        "help": "an fsspec storage option for protocol:// paths, repeatable "
+        "(e.g. client_kwargs.endpoint_url=http://127.0.0.1:9000, anon=true)",
+    }
     inspect = subparsers.add_parser(
         "inspect", help="record count, sizes, compression, inferred schema, samples"
     )
@@ -246,12 +290,14 @@ def add_commands(subparsers: Any) -> None:
     inspect.add_argument("--compression", **compression)
     inspect.add_argument("--samples", type=int, default=3, help="records to show (default 3)")
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect.add_argument("--storage-option", **storage)
     inspect.set_defaults(handler=run_inspect)
 
     index = subparsers.add_parser("index", help="build sidecar indexes (every CRC verified)")
     index.add_argument("files", nargs="+", metavar="FILE")
     index.add_argument("--compression", **compression)
     index.add_argument("--force", action="store_true", help="rebuild fresh indexes too")
+    index.add_argument("--storage-option", **storage)
     index.set_defaults(handler=run_index)
 
     conv = subparsers.add_parser(
@@ -267,4 +313,5 @@ def add_commands(subparsers: Any) -> None:
     conv.add_argument("--compression", choices=["", "GZIP", "ZLIB"], default=None)
     conv.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     conv.add_argument("--index", action="store_true", help="also write sidecar indexes")
+    conv.add_argument("--storage-option", **storage)
     conv.set_defaults(handler=run_convert)

@@ -35,6 +35,8 @@ def normalize_compression(compression_type: Any, argument: str = "compression_ty
     >>> normalize_compression(None), normalize_compression("gzip")
     ('', 'GZIP')
     """
+    # tf.io.TFRecordOptions (and anything else carrying one) names its compression this way.
+    compression_type = getattr(compression_type, "compression_type", compression_type)
     if compression_type is None:
         return ""
     if isinstance(compression_type, bytes):
@@ -91,14 +93,21 @@ class DecompressingReader:
         self._input = b""
         self._fed = False  # has the current stream seen any input?
         self._finished = False
+        self._failed: CompressedStreamError | None = None  # damage met after output that was delivered
+        self._carry = b""  # input already read from the file, to be decoded before reading more
 
     def _read_raw(self) -> bytes:
+        if self._carry:
+            data, self._carry = self._carry, b""
+            return data
         data = self.raw.read(self.input_chunk)
         self.consumed += len(data)
         return data
 
     def read(self, n: int) -> bytes:
         """Up to ``n`` (>= 1) decompressed bytes; ``b""`` at the end of the last stream."""
+        if self._failed is not None:
+            raise self._failed
         while not self._finished:
             decompressor = self._decompressor
             if decompressor.eof:
@@ -123,17 +132,60 @@ class DecompressingReader:
                     self._finished = True
                     break
             self._fed = True
+            before = decompressor.copy()
             try:
                 out = decompressor.decompress(data, n)
             except zlib.error as exc:
-                raise CompressedStreamError(
-                    BAD_STREAM,
-                    f"the {self.compression} stream cannot be decoded near compressed byte "
-                    f"{self.consumed} ({exc})",
-                ) from None
+                out = self._salvage(before, data, n)
+                if out is None:
+                    raise self._damage(exc) from None
             if out:
                 return out
         return b""
+
+    def _damage(self, exc: zlib.error) -> CompressedStreamError:
+        return CompressedStreamError(
+            BAD_STREAM,
+            f"the {self.compression} stream cannot be decoded near compressed byte {self.consumed} ({exc})",
+        )
+
+    def _salvage(self, decompressor: Any, data: bytes, n: int) -> bytes | None:
+        """Decode ``data`` again from ``decompressor`` (the state before the failed call) in small
+        pieces, so the output before the damaged point is delivered instead of lost with it (zlib
+        discards a call's output when it fails). Returns that output, with the error kept for the
+        next call, or None when nothing precedes the damage."""
+        out = []
+        produced = 0
+        step = 1024
+        position = 0
+        while position < len(data) and produced < n:
+            piece = data[position : position + step]
+            trial = decompressor.copy()
+            try:
+                chunk = trial.decompress(piece, n - produced)
+            except zlib.error as exc:
+                if step > 1:
+                    step = 1  # replay this piece byte by byte to get as close to the damage as possible
+                    continue
+                if not produced:
+                    return None
+                self._failed = self._damage(exc)
+                return b"".join(out)
+            decompressor = trial
+            out.append(chunk)
+            produced += len(chunk)
+            position += len(piece) - len(trial.unconsumed_tail)
+            if trial.eof:
+                break
+        if not produced and not decompressor.eof:
+            return None  # the replay met no error and made no progress: report the damage as it is
+        # Stopped before the damage (output full, or this member ended): carry on from here. The
+        # decompressor keeps its unconsumed tail (or, at a member's end, its unused data); the input
+        # after that is read before the file's next bytes.
+        self._decompressor = decompressor
+        self._input = b""
+        self._carry = data[position + len(decompressor.unconsumed_tail) :]
+        return b"".join(out)
 
     def close(self) -> None:
         self.raw.close()

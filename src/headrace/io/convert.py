@@ -2,9 +2,14 @@
 sharded TFRecord files of tf.train.Example, on all cores, resumable after an interruption.
 
 The input is split into ``num_shards`` contiguous parts up front, and each part is written to a
-temporary file that is renamed to ``PREFIX-0000k-of-0000N.tfrecord`` once complete. A rerun with the
-same settings skips the shards that exist, so an interrupted conversion picks up where it stopped;
-``PREFIX.convert.json`` records the settings so a rerun with other ones is refused instead of mixing.
+temporary file that is synced and renamed to ``PREFIX-0000k-of-0000N.tfrecord`` once complete. A
+rerun with the same settings skips the shards that exist, so an interrupted conversion picks up
+where it stopped; a hidden settings file (``out/.train.convert.json`` for ``out/train``) makes a
+rerun with other settings fail instead of mixing. The set is published like
+:func:`~headrace.io.write_shards`' (see :mod:`headrace.io.publish`): its manifest says
+``publishing`` until the last shard is in place, so readers refuse a half-converted set, and a
+rerun reclaims the temporaries of dead workers. Workers exit when the converting process dies,
+even by SIGKILL.
 
 Examples hold:
 
@@ -23,7 +28,9 @@ import csv
 import json
 import math
 import os
-import secrets
+import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -31,10 +38,25 @@ import numpy as np
 
 from ..core.cpus import available_cpus
 from ..core.errors import InvalidArgumentError
+from ..runtime.launcher import set_parent_death_signal
 from .compression import normalize_compression
 from .example import serialize_example
-from .fs import as_path, exists, remove, replace
-from .index import index_path
+from .fs import as_path, check_storage_options, download, exists, filesystem, is_dir, is_url, upload
+from .index import INDEX_SUFFIX, index_path
+from .publish import (
+    ShardSetError,
+    abandon_set,
+    begin_set,
+    file_crc32c,
+    finish_set,
+    manifest_path,
+    publish_file,
+    read_manifest,
+    reclaim_set_temporaries,
+    record_shard,
+    temporary_path,
+    write_atomic,
+)
 from .writer import TFRecordWriter, shard_name
 
 IMAGE_EXTENSIONS = {
@@ -128,7 +150,7 @@ class ArrayFile(Source):
                 f"convert: the arrays of {path!r} must share their first dimension (one example per row), got {sizes}"
             )
         for name, array in arrays.items():
-            if array.dtype.kind not in "fiubSU" and not (array.dtype == object):
+            if array.dtype.kind not in "fiubSU":
                 raise InvalidArgumentError(
                     f"convert: array {name!r} of {path!r} has dtype {array.dtype}, not numbers or strings"
                 )
@@ -136,11 +158,26 @@ class ArrayFile(Source):
         self.names = list(arrays)
 
     def _arrays(self) -> dict[str, np.ndarray]:
-        if self.path.endswith(".npz"):
-            with np.load(self.path, allow_pickle=False) as archive:
-                return {name: archive[name] for name in archive.files}
-        stem = os.path.splitext(os.path.basename(self.path))[0]
-        return {stem: np.load(self.path, mmap_mode="r", allow_pickle=False)}
+        try:
+            if self.path.endswith(".npz"):
+                with np.load(self.path, allow_pickle=False) as archive:
+                    return {name: archive[name] for name in archive.files}
+            stem = os.path.splitext(os.path.basename(self.path))[0]
+            return {stem: np.load(self.path, mmap_mode="r", allow_pickle=False)}
+        except ValueError as exc:
+            why = (
+                "it holds Python objects (dtype=object), which convert does not unpickle; save numbers or "
+                "fixed-width strings (e.g. array.astype('S'))"
+                if "allow_pickle" in str(exc) or "Python objects" in str(exc)
+                else f"it is not a valid .npy/.npz file ({exc})"
+            )
+            raise InvalidArgumentError(f"convert: cannot read {self.path!r}: {why}") from None
+        except (OSError, EOFError) as exc:
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise
+            raise InvalidArgumentError(
+                f"convert: cannot read {self.path!r}: it is not a valid .npy/.npz file ({exc})"
+            ) from None
 
     def __len__(self) -> int:
         return self.length
@@ -203,7 +240,18 @@ def _typed(values: list[str]) -> list:
 
 def read_csv(path: str) -> Table:
     with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+        reader = csv.reader(f)
+        try:
+            rows = list(reader)
+        except csv.Error as exc:
+            raise InvalidArgumentError(
+                f"convert: {path!r} line {reader.line_num}: {exc} (a cell may hold at most "
+                f"{csv.field_size_limit()} characters; store large values as .npy arrays or image files)"
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise InvalidArgumentError(
+                f"convert: {path!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); save the CSV as UTF-8"
+            ) from None
     if not rows:
         raise InvalidArgumentError(f"convert: {path!r} is empty; a CSV needs a header row")
     header, body = rows[0], rows[1:]
@@ -257,14 +305,53 @@ def _part(source: Source, start: int, stop: int) -> Part:
     return Part(source, start, stop)
 
 
-def _write_shard(part: Part, temporary: str, final: str, compression: str, index: bool) -> int:
-    with TFRecordWriter(temporary, compression, index=index) as writer:
+def _write_shard(part: Part, final: str, compression: str, index: bool) -> dict:
+    """Write one shard to a temporary file (named in this process, so it is reclaimable once this
+    process is dead), sync it and give it its final name; returns its manifest entry."""
+    writer = TFRecordWriter(temporary_path(final), compression, index=index)
+    try:
         for record in part.examples():
             writer.write(record)
-    replace(temporary, final)
-    if index:
-        replace(index_path(temporary), index_path(final))
-    return writer.records
+        writer.close(sync=True)
+        if index:  # the sidecar first: the shard's final name is what marks it done
+            publish_file(index_path(writer.path), index_path(final))
+        publish_file(writer.path, final)
+    except BaseException:
+        writer.closed = True  # the file may be broken; only its removal matters now
+        for leftover in (writer.path, index_path(writer.path)):
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
+        raise
+    return {
+        "file": os.path.basename(final),
+        "bytes": writer.file_bytes,
+        "crc32c": writer.file_crc32c,
+        "records": writer.records,
+    }
+
+
+def _entry_of(final: str, records: int) -> dict:
+    """The manifest entry of a shard published by an earlier, interrupted run."""
+    return {
+        "file": os.path.basename(final),
+        "bytes": os.path.getsize(final),
+        "crc32c": file_crc32c(final),
+        "records": records,
+    }
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: exit when the converting process dies, even by SIGKILL."""
+    set_parent_death_signal()
+    if os.getppid() != parent:  # it died before the kernel was told to watch it
+        os._exit(70)
+
+    def watch() -> None:  # where the kernel cannot watch (not Linux), poll
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(70)
+
+    threading.Thread(target=watch, name="headrace convert lifeline", daemon=True).start()
 
 
 def convert(
@@ -277,14 +364,28 @@ def convert(
     workers: int | None = None,
     index: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    storage_options: dict | None = None,
 ) -> list[str]:
     """Convert ``src`` into ``dest_prefix-NNNNN-of-MMMMM.tfrecord`` shards; returns all shard paths.
 
     ``num_shards`` defaults to what gives shards of about ``shard_size`` bytes. ``workers`` processes
     write shards in parallel (default: all cores). ``progress(records_done, records_total)`` is
-    called as shards complete.
+    called as shards complete. ``src`` or ``dest_prefix`` may be ``protocol://`` paths (with
+    ``storage_options``): the conversion then runs in a local temporary folder and the finished
+    shards are uploaded (a remote conversion is not resumable and has no manifest).
     """
     src, prefix = as_path(src, "src"), as_path(dest_prefix, "dest_prefix")
+    storage_options = check_storage_options(storage_options, "convert")
+    if is_url(src) or is_url(prefix):
+        options = dict(
+            num_shards=num_shards,
+            shard_size=shard_size,
+            compression_type=compression_type,
+            workers=workers,
+            index=index,
+            progress=progress,
+        )
+        return _convert_remote(src, prefix, storage_options, options)
     compression = normalize_compression(compression_type)
     source = open_source(src)
     total = len(source)
@@ -304,50 +405,126 @@ def convert(
     _check_settings(prefix, settings)
     bounds = [total * k // num_shards for k in range(num_shards + 1)]
     finals = [shard_name(prefix, k, num_shards) for k in range(num_shards)]
-    pending = [k for k in range(num_shards) if not exists(finals[k])]
+    reclaim_set_temporaries(prefix)
+    recorded = _recorded_shards(prefix, num_shards)
+    entries: list[dict | None] = []
+    for k, final in enumerate(finals):
+        if not os.path.exists(final):
+            entries.append(None)
+        elif recorded[k] is not None and recorded[k]["bytes"] == os.path.getsize(final):
+            entries.append(recorded[k])
+        else:  # published by a run killed before it could note it
+            entries.append(_entry_of(final, bounds[k + 1] - bounds[k]))
+    pending = [k for k in range(num_shards) if entries[k] is None]
     done_records = total - sum(bounds[k + 1] - bounds[k] for k in pending)
     if progress is not None:
         progress(done_records, total)
-    token = secrets.token_hex(4)
-    jobs = [
-        (
-            _part(source, bounds[k], bounds[k + 1]),
-            f"{finals[k]}.incomplete-{token}",
-            finals[k],
-            compression,
-            index,
-        )
-        for k in pending
-    ]
+    if not pending and _complete(prefix):  # a rerun of a finished conversion changes nothing
+        return finals
+    body = begin_set(prefix, "headrace convert", entries, {"convert": settings_path(prefix)})
+    jobs = {k: (_part(source, bounds[k], bounds[k + 1]), finals[k], compression, index) for k in pending}
     workers = available_cpus() if workers is None else max(1, int(workers))
     try:
         if workers == 1 or len(jobs) <= 1:
-            for job in jobs:
-                done_records += _write_shard(*job)
+            for k, job in jobs.items():
+                record_shard(prefix, body, k, _write_shard(*job))
+                done_records += bounds[k + 1] - bounds[k]
                 if progress is not None:
                     progress(done_records, total)
         else:
-            with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-                futures = [pool.submit(_write_shard, *job) for job in jobs]
+            pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=min(workers, len(jobs)), initializer=_exit_with_parent, initargs=(os.getpid(),)
+            )
+            try:
+                futures = {pool.submit(_write_shard, *job): k for k, job in jobs.items()}
                 for future in concurrent.futures.as_completed(futures):
-                    done_records += future.result()
+                    k = futures[future]
+                    record_shard(prefix, body, k, future.result())
+                    done_records += bounds[k + 1] - bounds[k]
                     if progress is not None:
                         progress(done_records, total)
-    finally:
-        for _, temporary, *_ in jobs:  # an interrupted shard leaves no temporary file behind
-            for leftover in (temporary, index_path(temporary)):
-                with contextlib.suppress(OSError):
-                    if exists(leftover):
-                        remove(leftover)
+            finally:  # on an error, drop the shards not started and wait for the ones running
+                pool.shutdown(wait=True, cancel_futures=True)
+        finish_set(prefix, body, companions=(INDEX_SUFFIX,))
+    except BaseException:
+        abandon_set(prefix, body)
+        raise
+    finally:  # the workers have exited: whatever temporary file they left is reclaimable
+        reclaim_set_temporaries(prefix)
     return finals
 
 
+def _convert_remote(src: str, prefix: str, storage_options: dict | None, options: dict) -> list[str]:
+    """Convert in a local temporary folder (downloading a remote ``src``), then upload the shards
+    (and their indexes) to a remote ``prefix``; the folder is removed whatever happens."""
+    with tempfile.TemporaryDirectory(prefix="headrace-convert-") as staging:
+        if is_url(src):
+            if not exists(src, storage_options):
+                raise InvalidArgumentError(f"convert: {src!r} does not exist")
+            local_src = os.path.join(staging, "src", src.rstrip("/").rsplit("/", 1)[-1])
+            os.makedirs(os.path.dirname(local_src))
+            if is_dir(src, storage_options):
+                fs, inner = filesystem(src, storage_options)
+                fs.get(inner.rstrip("/") + "/", local_src, recursive=True)
+            else:
+                download(src, local_src, storage_options)
+            src = local_src
+        if not is_url(prefix):
+            return convert(src, prefix, **options)
+        local_prefix = os.path.join(staging, "out", prefix.rstrip("/").rsplit("/", 1)[-1])
+        shards = convert(src, local_prefix, **options)
+        finals = [prefix + shard[len(local_prefix) :] for shard in shards]
+        for shard, final in zip(shards, finals):
+            if options["index"]:  # the sidecar first, as local publication does
+                upload(index_path(shard), index_path(final), storage_options)
+            upload(shard, final, storage_options)
+        return finals
+
+
+def _complete(prefix: str) -> bool:
+    try:
+        return read_manifest(manifest_path(prefix))["state"] == "complete"
+    except (ShardSetError, OSError):
+        return False
+
+
+def _recorded_shards(prefix: str, num_shards: int) -> list[dict | None]:
+    """What an earlier run's manifest says about each shard (None where it says nothing usable)."""
+    recorded: list[dict | None] = [None] * num_shards
+    try:
+        manifest = read_manifest(manifest_path(prefix)) if os.path.exists(manifest_path(prefix)) else None
+    except ShardSetError:
+        return recorded
+    for k, entry in enumerate((manifest or {}).get("shards", [])[:num_shards]):
+        if isinstance(entry, dict) and entry.get("file") == os.path.basename(
+            shard_name(prefix, k, num_shards)
+        ):
+            recorded[k] = entry
+    return recorded
+
+
+def settings_path(prefix: str) -> str:
+    """Where convert records its settings: a hidden file beside the shards, out of their globs.
+
+    >>> settings_path("out/train")
+    'out/.train.convert.json'
+    """
+    directory, stem = os.path.split(prefix)
+    return os.path.join(directory, f".{stem}.convert.json")
+
+
 def _check_settings(prefix: str, settings: dict) -> None:
-    path = f"{prefix}.convert.json"
+    path = settings_path(prefix)
     if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            saved = json.load(f)
-        if saved != json.loads(json.dumps(settings)):
+        try:
+            with open(path, encoding="utf-8") as f:
+                saved = json.load(f)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidArgumentError(
+                f"convert: {path} is damaged ({exc}); delete it and the shards of {prefix} to start over"
+            ) from None
+        if not isinstance(saved, dict) or saved != json.loads(json.dumps(settings)):
+            saved = saved if isinstance(saved, dict) else {}
             changed = sorted(k for k in set(saved) | set(settings) if saved.get(k) != settings.get(k))
             raise InvalidArgumentError(
                 f"convert: {path} records an earlier conversion with other settings (differing: "
@@ -357,5 +534,4 @@ def _check_settings(prefix: str, settings: dict) -> None:
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(settings, f, indent=1, sort_keys=True)
+    write_atomic(path, json.dumps(settings, indent=1, sort_keys=True).encode())

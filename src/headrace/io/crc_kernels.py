@@ -13,6 +13,7 @@ import numpy as np
 from llvmlite import binding as _llvm
 from llvmlite import ir
 from numba import njit, types
+from numba.core import config as _numba_config
 from numba.extending import intrinsic
 
 POLYNOMIAL = 0x82F63B78  # CRC32C, reflected
@@ -97,6 +98,28 @@ def load_u32(typingctx, array, index):
         return builder.load(pointer, align=1)
 
     return signature, codegen
+
+
+if _numba_config.BOUNDSCHECK:
+    # NUMBA_BOUNDSCHECK=1 (the fuzz tests): the raw loads above become checked ones, so an index
+    # computed from hostile data cannot read outside the array unnoticed, not even through a load.
+    @njit
+    def load_u64(array, index):
+        if index < 0 or index + 8 > len(array):
+            raise IndexError("load_u64: index out of bounds")
+        value = np.uint64(0)
+        for k in range(8):
+            value |= np.uint64(array[index + k]) << np.uint64(8 * k)
+        return value
+
+    @njit
+    def load_u32(array, index):
+        if index < 0 or index + 4 > len(array):
+            raise IndexError("load_u32: index out of bounds")
+        value = np.uint32(0)
+        for k in range(4):
+            value |= np.uint32(array[index + k]) << np.uint32(8 * k)
+        return value
 
 
 @njit(cache=True, boundscheck=False, nogil=True)

@@ -39,7 +39,10 @@ from .features import (
     VarLenFeature,
     dtype_name,
 )
+from .limits import check_size, limit
 from .ragged import Ragged
+from .sparse import SparseTensor
+from .sparse_feature import assemble, sparse_row, split_sparse
 
 _KIND_OF = {string: 1, FLOAT32: 2, INT64: 3}
 _KIND_NAMES = {0: "no values", 1: "bytes", 2: "float", 3: "int64"}
@@ -341,7 +344,9 @@ class Column:
         _, lists, _ = self._inspected
         if dtype == string:
             spans = np.full((total, 2), -1, dtype=np.int64)
-            kernels.fill_bytes(self.batch.buf, lists, offsets, spans)
+            status, item, _ = kernels.fill_bytes(self.batch.buf, lists, offsets, spans)
+            if status:
+                raise self.error(item, "is not a valid serialized Feature (malformed protobuf data)")
             if out is None:
                 return self.batch.strings(spans)
             filled = np.flatnonzero(spans[:, 0] >= 0)
@@ -350,7 +355,9 @@ class Column:
         if out is None:
             out = np.empty(total, dtype=dtype)
         target = out.view(np.uint32) if dtype == FLOAT32 else out
-        kernels.fill_numeric(self.batch.buf, _KIND_OF[dtype], lists, offsets, target)
+        status, item, _ = kernels.fill_numeric(self.batch.buf, _KIND_OF[dtype], lists, offsets, target)
+        if status:
+            raise self.error(item, "is not a valid serialized Feature (malformed protobuf data)")
         return out
 
     def ragged(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -428,12 +435,26 @@ def sequence_in_example(column: Column, spec: FixedLenSequenceFeature) -> np.nda
         raise column.error(item, f"has {counts[item]} values, not a multiple of the item shape {spec.shape}")
     rows = counts // stride
     width = int(rows.max()) if n else 0
+    check_padding(column.function, column.key, rows, width * stride)
     out = padded(spec, (n, width))
     offsets = np.where(counts > 0, np.arange(n, dtype=np.int64) * width * stride, -1)
     if width:
         flat = out.reshape(-1)
         column.values(spec.dtype, counts, offsets, len(flat), out=flat)
     return out
+
+
+def check_padding(function: str, key: str, lengths: np.ndarray, row_size: int) -> None:
+    """Padding every record to the longest costs ``records * row_size`` elements: one long record
+    multiplies by the batch size, so that product is what the budget bounds."""
+    if len(lengths) and len(lengths) * row_size > limit("max_padded_elements"):
+        longest = int(np.argmax(lengths))
+        check_size(
+            "max_padded_elements",
+            len(lengths) * row_size,
+            f"{function}: feature {key!r}, padded over {len(lengths)} records to its longest "
+            f"({int(lengths[longest])} items, record {longest}),",
+        )
 
 
 def padded(spec: FixedLenSequenceFeature, leading: tuple) -> np.ndarray:
@@ -456,7 +477,8 @@ def ragged_column(columns: Mapping[str, Column], key: str, spec: Any) -> Ragged:
     values, splits = value_column.ragged(spec.dtype)
     n = len(splits) - 1
     # Apply partitions innermost first: each turns the items of every record into rows of items.
-    for partition in reversed(spec.partitions):
+    for depth, partition in enumerate(reversed(spec.partitions)):
+        what = "values" if depth == 0 else "rows of the partition inside it"
         item_counts = np.diff(splits)
         if isinstance(partition, UniformRowLength):
             length = int(partition.length)
@@ -475,7 +497,7 @@ def ragged_column(columns: Mapping[str, Column], key: str, spec: Any) -> Ragged:
             row_lengths = []
             for r in range(n):
                 given = part_values[part_splits[r] : part_splits[r + 1]]
-                row_lengths.append(_row_lengths(partition, given, int(item_counts[r]), part_column, r))
+                row_lengths.append(_row_lengths(partition, given, int(item_counts[r]), part_column, r, what))
         lengths = np.concatenate(row_lengths) if row_lengths else np.empty(0, dtype=np.int64)
         inner_splits = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=inner_splits[1:])
@@ -485,7 +507,9 @@ def ragged_column(columns: Mapping[str, Column], key: str, spec: Any) -> Ragged:
     return Ragged(values, splits, validate=False)
 
 
-def _row_lengths(partition: Any, given: np.ndarray, items: int, column: Column, record: int) -> np.ndarray:
+def _row_lengths(
+    partition: Any, given: np.ndarray, items: int, column: Column, record: int, what: str = "values"
+) -> np.ndarray:
     """Row lengths of one record's items as a partition feature describes them, validated."""
     name = type(partition).__name__
     if isinstance(partition, RowLengths):
@@ -502,13 +526,21 @@ def _row_lengths(partition: Any, given: np.ndarray, items: int, column: Column, 
         lengths = np.diff(np.concatenate([[0], given]))
     else:  # ValueRowIds
         if len(given) != items:
-            raise column.error(record, f"has {len(given)} row ids for {items} values ({name})")
+            raise column.error(record, f"has {len(given)} row ids for {items} {what} ({name})")
         if len(given) and (given.min() < 0 or np.any(np.diff(given) < 0)):
             raise column.error(record, f"must hold non-decreasing row ids >= 0 ({name})")
-        lengths = np.bincount(given, minlength=int(given.max()) + 1 if len(given) else 0)
+        rows = int(given.max()) + 1 if len(given) else 0
+        # Rows cost memory without taking bytes in the record (one id of 2**29 asks for 4 GiB).
+        check_size(
+            "max_ragged_rows", rows, f"{column.function}: feature {column.key!r} of {column.where(record)}"
+        )
+        lengths = np.bincount(given, minlength=rows)
     lengths = np.asarray(lengths, dtype=np.int64)
     if np.any(lengths < 0) or int(lengths.sum()) != items:
-        raise column.error(record, f"describes {int(lengths.sum())} values as {name} but there are {items}")
+        raise column.error(
+            record,
+            f"describes {int(lengths.sum())} {what} as {name} but there are {items} (misaligned partitions)",
+        )
     return lengths
 
 
@@ -528,13 +560,19 @@ def parse_example(
     - ``VarLenFeature`` and ``RaggedFeature``: a :class:`Ragged` (tf.io gives SparseTensor / RaggedTensor);
     - ``FixedLenSequenceFeature(shape, allow_missing=True)``: ``(batch, longest, *shape)``, padded.
 
-    Errors name the feature, the record and what was expected vs found.
+    Errors name the feature, the record and what was expected vs found. One record given as a
+    scalar (bytes, or a 0-d array) parses as in tf.io: the columns have no batch dimension.
 
     >>> records = [serialize_example({"label": 1}), serialize_example({})]
     >>> parse_example(records, {"label": FixedLenFeature([], "int64", default_value=-1)})["label"].tolist()
     [1, -1]
     """
+    if isinstance(serialized, np.ndarray) and serialized.ndim == 0 and serialized.dtype == object:
+        serialized = serialized[()]
+    if isinstance(serialized, (bytes, bytearray, np.bytes_)):  # a scalar: one record, as tf.io
+        return parse_single_example(serialized, features, example_names)
     records = as_records(serialized, "parse_example")
+    requested, (features, sparse) = features, split_sparse(features)  # SparseFeature: index/value lists
     plan = plan_for(features, "parse_example", EXAMPLE_FEATURES)
     batch = Batch(records)
     spans = plan.locate(batch, 1, "parse_example", "tf.train.Example")
@@ -544,7 +582,8 @@ def parse_example(
         return f"record {item}" + (f" ({names[item]!r})" if names and item < len(names) else "")
 
     columns = {key: Column(batch, spans[:, i], key, "parse_example", where) for key, i in plan.column.items()}
-    return {key: parse_column(columns, key, spec, (batch.size,)) for key, spec in plan.items}
+    parsed = {key: parse_column(columns, key, spec, (batch.size,)) for key, spec in plan.items}
+    return assemble(parsed, sparse, requested, batch.size, "parse_example") if sparse else parsed
 
 
 def parse_column(columns: Mapping[str, Column], key: str, spec: Any, batch_shape: tuple) -> Any:
@@ -578,6 +617,8 @@ def parse_single_example(
 
 def unbatch_one(value: Any) -> Any:
     """Row 0 of a parsed batch of one."""
+    if isinstance(value, SparseTensor):
+        return sparse_row(value)
     if isinstance(value, Ragged):
         return value[0]
     return value[0]

@@ -27,6 +27,7 @@ FLOAT = 2
 INT64 = 3
 
 _LIMIT = 1 << 62
+_MAX_VARINT_BYTES = 10
 
 
 @njit(inline="always")
@@ -181,11 +182,20 @@ def _count_list(buf, kind, p, end):
                     return -1
                 count += size // 4
             else:
-                if size and buf[p + size - 1] >= 0x80:
-                    return -1
+                # A varint ends at a byte < 0x80 and is at most 10 bytes long (64 bits in 7-bit
+                # groups): a longer run of continuation bytes is malformed, and counting it as one
+                # value would let the copy pass decode a different number of values than counted.
+                run = 0
                 for i in range(p, p + size):
                     if buf[i] < 0x80:
                         count += 1
+                        run = 0
+                    else:
+                        run += 1
+                        if run >= _MAX_VARINT_BYTES:
+                            return -1
+                if run:
+                    return -1
             p += size
         elif tag == 0x0D and kind == FLOAT:  # one unpacked float
             if p + 4 > end:
@@ -233,13 +243,25 @@ def _value_list(buf, start, end):
 
 @njit(cache=True)
 def _copy_values(buf, kind, p, end, out, o):
-    """Write the numbers of a FloatList/Int64List payload (already validated) at ``out[o:]``."""
+    """Write the numbers of a FloatList/Int64List payload at ``out[o:]``; returns the position after
+    the last value written, or -1 if the payload is malformed or would not fit in ``out``.
+
+    The payload was counted by :func:`_count_list` first, but every length, varint and write position
+    is checked again here, so no input can make this write outside ``out`` whatever the caller did.
+    """
+    capacity = len(out)
     while p < end:
         tag, p = _length(buf, p, end)
+        if p < 0:
+            return -1
         if tag == 0x0A:
             size, p = _length(buf, p, end)
+            if p < 0 or size > end - p:
+                return -1
             stop = p + size
             if kind == FLOAT:
+                if size % 4 or o + size // 4 > capacity:
+                    return -1
                 while p < stop:
                     out[o] = load_u32(buf, p)
                     o += 1
@@ -247,18 +269,27 @@ def _copy_values(buf, kind, p, end, out, o):
             else:
                 while p < stop:
                     value, p = _varint(buf, p, stop)
+                    if p < 0 or o >= capacity:
+                        return -1
                     out[o] = np.int64(value)
                     o += 1
         elif tag == 0x0D and kind == FLOAT:
+            if p + 4 > end or o >= capacity:
+                return -1
             out[o] = load_u32(buf, p)
             o += 1
             p += 4
         elif tag == 0x08 and kind == INT64:
             value, p = _varint(buf, p, end)
+            if p < 0 or o >= capacity:
+                return -1
             out[o] = np.int64(value)
             o += 1
         else:
             p = _skip(buf, p, end, tag & 7)
+            if p < 0:
+                return -1
+    return o
 
 
 @njit(cache=True, nogil=True)
@@ -294,14 +325,16 @@ def fill_numeric(buf, kind, lists, offsets, out):
     """Write the values of each list ``i`` with ``offsets[i] >= 0`` at ``out[offsets[i]:]``.
     ``out`` is uint32 (the bits of float32 values) for FLOAT, int64 for INT64."""
     for i in range(len(offsets)):
-        if offsets[i] >= 0:
-            _copy_values(buf, kind, lists[i, 0], lists[i, 1], out, offsets[i])
-    return 0
+        if offsets[i] >= 0 and _copy_values(buf, kind, lists[i, 0], lists[i, 1], out, offsets[i]) < 0:
+            return MALFORMED, i, 0
+    return OK, 0, 0
 
 
 @njit(cache=True, nogil=True)
 def fill_bytes(buf, lists, offsets, out):
-    """Spans ``out[j] = (start, stop)`` of the byte strings of each list with ``offsets[i] >= 0``."""
+    """Spans ``out[j] = (start, stop)`` of the byte strings of each list with ``offsets[i] >= 0``.
+    Returns ``(status, item, 0)``: every length is checked again, so nothing is written outside ``out``."""
+    capacity = len(out)
     for i in range(len(offsets)):
         o = offsets[i]
         if o < 0:
@@ -310,15 +343,21 @@ def fill_bytes(buf, lists, offsets, out):
         end = lists[i, 1]
         while p < end:
             tag, p = _length(buf, p, end)
+            if p < 0:
+                return MALFORMED, i, 0
             if tag == 0x0A:
                 size, p = _length(buf, p, end)
+                if p < 0 or size > end - p or o >= capacity:
+                    return MALFORMED, i, 0
                 out[o, 0] = p
                 out[o, 1] = p + size
                 o += 1
                 p += size
             else:
                 p = _skip(buf, p, end, tag & 7)
-    return 0
+                if p < 0:
+                    return MALFORMED, i, 0
+    return OK, 0, 0
 
 
 @njit(cache=True, nogil=True)
@@ -345,7 +384,8 @@ def fill_fixed(buf, spans, kind, size, out, missing):
             return MALFORMED, r, 0
         if count != size:
             return (EMPTY if count == 0 else WRONG_COUNT), r, count
-        _copy_values(buf, kind, list_start, list_end, out, r * size)
+        if _copy_values(buf, kind, list_start, list_end, out, r * size) != r * size + size:
+            return MALFORMED, r, 0
     return OK, 0, 0
 
 

@@ -1,7 +1,13 @@
 """Opening files: local paths with the standard library, ``protocol://`` paths through fsspec.
 
 fsspec is optional (``pip install headrace[fsspec]``): it is imported only when a path names a
-protocol such as ``s3://``, ``gs://``, ``http://`` or ``memory://``.
+protocol such as ``s3://``, ``gs://``, ``http://`` or ``memory://``. Every function takes
+``storage_options``, the keyword arguments of the protocol's filesystem (credentials, endpoint,
+region ...), as ``fsspec.open`` does; local paths ignore them.
+
+Remote files opened for reading retry transient errors (a dropped connection, a timeout, a
+throttled request): :data:`READ_ATTEMPTS` tries with exponential backoff, reopening the file at the
+offset that failed, then :class:`RemoteReadError` naming the file and the offset.
 
 >>> import tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "a.bin")
@@ -9,18 +15,37 @@ protocol such as ``s3://``, ``gs://``, ``http://`` or ``memory://``.
 ...     _ = f.write(b"abc")
 >>> file_size(path)
 3
+>>> [os.path.basename(p) for p in glob(os.path.join(os.path.dirname(path), "*"))]
+['a.bin']
 """
 
 from __future__ import annotations
 
 import datetime
+import glob as _glob
 import os
+import random
 import re
+import sys
+import time
+from collections.abc import Mapping
 from typing import IO, Any
 
 from ..core.errors import InvalidArgumentError
 
 _PROTOCOL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
+
+#: Tries of one read (or open) of a remote file before :class:`RemoteReadError`.
+READ_ATTEMPTS = 5
+#: Seconds before the first retry; doubled for each later one (with up to 50% random jitter).
+RETRY_BACKOFF_S = 0.2
+
+# The files headrace writes beside the user's data. Globs never return them: a `dir/*` read as data
+# would fail on them. (Kept in step with index.index_path, publish.manifest_path and
+# convert.settings_path by tests/io/test_remote_fs.py.)
+_SIDECAR_SUFFIXES = (".hridx",)
+_HIDDEN_SIDECAR_SUFFIXES = (".manifest.json", ".convert.json")
+_TEMPORARY_MARK = ".incomplete-"
 
 
 def as_path(path: Any, argument: str = "path") -> str:
@@ -49,7 +74,24 @@ def is_url(path: str) -> bool:
     return bool(sep) and _PROTOCOL.fullmatch(head) is not None
 
 
-def _filesystem(path: str):
+def check_storage_options(storage_options: Any, where: str) -> dict | None:
+    """``storage_options`` as a plain dict (None when empty), or InvalidArgumentError naming ``where``.
+
+    >>> check_storage_options({"anon": True}, "list_files")
+    {'anon': True}
+    """
+    if storage_options is None:
+        return None
+    if not isinstance(storage_options, Mapping) or not all(isinstance(k, str) for k in storage_options):
+        raise InvalidArgumentError(
+            f"{where}: storage_options={storage_options!r} is not allowed: pass a dict of the "
+            "filesystem's keyword arguments, e.g. {'key': ..., 'secret': ..., 'client_kwargs': {...}}"
+        )
+    return dict(storage_options) or None
+
+
+def filesystem(path: str, storage_options: dict | None = None):
+    """``(fsspec filesystem, path inside it)`` for a ``protocol://`` path."""
     try:
         import fsspec  # noqa: PLC0415 (optional dependency, only for protocol:// paths)
     except ImportError:
@@ -57,28 +99,144 @@ def _filesystem(path: str):
             f"{path!r} names a remote filesystem, which needs fsspec: pip install 'headrace[fsspec]' "
             "(plus the protocol's package, e.g. s3fs or gcsfs)"
         ) from None
-    return fsspec.core.url_to_fs(path)
+    try:
+        return fsspec.core.url_to_fs(path, **(storage_options or {}))
+    except ImportError as exc:  # fsspec knows the protocol but its package is missing
+        raise InvalidArgumentError(f"{path!r}: {exc}") from None
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{path!r}: {exc}") from None
 
 
-def open_file(path: str, mode: str = "rb") -> IO[bytes]:
-    """Open a local path with ``open``, a ``protocol://`` path with fsspec."""
+
+# --- transient errors -------------------------------------------------------------------------------
+_PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
+_TRANSIENT_MODULES = ("aiohttp", "urllib3", "requests", "http")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether retrying the same read may succeed: connection, timeout and service errors, not a
+    missing file or a refused permission."""
+    if isinstance(exc, _PERMANENT):
+        return False
+    if isinstance(exc, OSError):  # ConnectionError, TimeoutError, and what s3fs/gcsfs translate to
+        return True
+    module = type(exc).__module__.split(".")[0]
+    if module in _TRANSIENT_MODULES:
+        return True
+    name = type(exc).__name__
+    return module == "botocore" and any(w in name for w in ("Connection", "Timeout", "IncompleteRead"))
+
+
+def _backoff(attempt: int) -> None:
+    delay = RETRY_BACKOFF_S * (2**attempt)
+    time.sleep(delay * (1 + 0.5 * random.random()))
+
+
+class RemoteReadError(OSError):
+    """A remote read that failed :data:`READ_ATTEMPTS` times; ``path`` and ``offset`` say where."""
+
+    def __init__(self, path: str, offset: int, attempts: int, cause: BaseException):
+        super().__init__(
+            f"{path}: reading at byte offset {offset} failed {attempts} times "
+            f"({type(cause).__name__}: {cause}); check the connection, the endpoint and the credentials "
+            "(storage_options), then resume from the last checkpoint"
+        )
+        self.path, self.offset, self.attempts = path, offset, attempts
+
+
+class RetryingFile:
+    """A remote file opened for reading whose reads survive transient errors: a failed read is
+    retried with backoff on a freshly opened file at the same offset."""
+
+    def __init__(self, path: str, fs: Any, inner: str):
+        self.path, self._fs, self._inner = path, fs, inner
+        self._position = 0
+        self._file = self._retry(lambda: fs.open(inner, "rb"), reopen=False)
+
+    def _retry(self, operation, reopen: bool = True):
+        for attempt in range(READ_ATTEMPTS):
+            try:
+                if reopen and self._file is None:
+                    self._file = self._fs.open(self._inner, "rb")
+                    self._file.seek(self._position)
+                return operation()
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                if reopen:
+                    self._drop()  # a broken connection: the next try (or a later read) opens a new one
+                if attempt + 1 == READ_ATTEMPTS:
+                    raise RemoteReadError(self.path, self._position, READ_ATTEMPTS, exc) from exc
+                _backoff(attempt)
+        raise AssertionError("unreachable")
+
+    def _drop(self) -> None:
+        file, self._file = getattr(self, "_file", None), None
+        if file is not None:
+            try:
+                file.close()
+            except Exception:  # a broken connection may fail to close too: the new one replaces it
+                pass
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._retry(lambda: self._file.read(size))
+        self._position += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(memoryview(buffer).nbytes)
+        memoryview(buffer).cast("B")[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._position = self._retry(lambda: self._file.seek(offset, whence))
+        return self._position
+
+    def tell(self) -> int:
+        return self._position
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def close(self) -> None:
+        self._drop()
+
+    def __enter__(self) -> RetryingFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- files --------------------------------------------------------------------------------------------
+def open_file(path: str, mode: str = "rb", storage_options: dict | None = None) -> IO[bytes]:
+    """Open a local path with ``open``, a ``protocol://`` path with fsspec (reads retried)."""
     if is_url(path):
-        fs, inner = _filesystem(path)
+        fs, inner = filesystem(path, storage_options)
+        if mode == "rb":
+            return RetryingFile(path, fs, inner)  # type: ignore[return-value]
         return fs.open(inner, mode)
     return open(path, mode)  # noqa: SIM115 (the caller closes it)
 
 
-def exists(path: str) -> bool:
+def exists(path: str, storage_options: dict | None = None) -> bool:
     if is_url(path):
-        fs, inner = _filesystem(path)
+        fs, inner = filesystem(path, storage_options)
         return fs.exists(inner)
     return os.path.exists(path)
 
 
-def file_size(path: str) -> int | None:
+def file_size(path: str, storage_options: dict | None = None) -> int | None:
     """Size in bytes, or None when the filesystem cannot tell."""
     if is_url(path):
-        fs, inner = _filesystem(path)
+        fs, inner = filesystem(path, storage_options)
         try:
             size = fs.size(inner)
         except (NotImplementedError, KeyError):
@@ -87,10 +245,10 @@ def file_size(path: str) -> int | None:
     return os.path.getsize(path)
 
 
-def modified_ns(path: str) -> int | None:
+def modified_ns(path: str, storage_options: dict | None = None) -> int | None:
     """Modification time in nanoseconds, or None when the filesystem cannot tell."""
     if is_url(path):
-        fs, inner = _filesystem(path)
+        fs, inner = filesystem(path, storage_options)
         try:
             stamp = fs.modified(inner)
         except (NotImplementedError, KeyError, AttributeError, OSError):
@@ -101,27 +259,28 @@ def modified_ns(path: str) -> int | None:
     return os.stat(path).st_mtime_ns
 
 
-def replace(source: str, destination: str) -> None:
-    """Move ``source`` over ``destination`` (atomic on local filesystems)."""
+def replace(source: str, destination: str, storage_options: dict | None = None) -> None:
+    """Move ``source`` over ``destination`` (atomic on local filesystems; a copy and a delete on
+    object stores, where a reader sees the old object or the whole new one)."""
     if is_url(destination):
-        fs, inner_source = _filesystem(source)
-        _, inner_destination = _filesystem(destination)
+        fs, inner_source = filesystem(source, storage_options)
+        _, inner_destination = filesystem(destination, storage_options)
         fs.mv(inner_source, inner_destination)
         return
     os.replace(source, destination)
 
 
-def remove(path: str) -> None:
+def remove(path: str, storage_options: dict | None = None) -> None:
     if is_url(path):
-        fs, inner = _filesystem(path)
+        fs, inner = filesystem(path, storage_options)
         fs.rm(inner)
         return
     os.remove(path)
 
 
-def make_parent_dirs(path: str) -> None:
+def make_parent_dirs(path: str, storage_options: dict | None = None) -> None:
     if is_url(path):
-        fs, inner = _filesystem(path)
+        fs, inner = filesystem(path, storage_options)
         parent = inner.rsplit("/", 1)[0] if "/" in inner else ""
         if parent:
             fs.makedirs(parent, exist_ok=True)
@@ -131,16 +290,75 @@ def make_parent_dirs(path: str) -> None:
         os.makedirs(parent, exist_ok=True)
 
 
-def list_dir(path: str) -> list[str]:
+def upload(local: str, remote: str, storage_options: dict | None = None) -> None:
+    """Copy the local file ``local`` to the ``protocol://`` path ``remote``."""
+    fs, inner = filesystem(remote, storage_options)
+    fs.put_file(local, inner)
+
+
+def download(remote: str, local: str, storage_options: dict | None = None) -> None:
+    """Copy the ``protocol://`` file ``remote`` to the local path ``local``."""
+    fs, inner = filesystem(remote, storage_options)
+    fs.get_file(inner, local)
+
+
+def list_dir(path: str, storage_options: dict | None = None) -> list[str]:
     """Full paths of the entries of a directory, sorted."""
     if is_url(path):
-        fs, inner = _filesystem(path)
-        return sorted(fs.unstrip_protocol(entry) for entry in fs.ls(inner, detail=False))
+        fs, inner = filesystem(path, storage_options)
+        return sorted(_outer(path, fs, entry) for entry in fs.ls(inner, detail=False))
     return sorted(os.path.join(path, name) for name in os.listdir(path))
 
 
-def is_dir(path: str) -> bool:
+def is_dir(path: str, storage_options: dict | None = None) -> bool:
     if is_url(path):
-        fs, inner = _filesystem(path)
+        fs, inner = filesystem(path, storage_options)
         return fs.isdir(inner)
     return os.path.isdir(path)
+
+
+# --- globbing -----------------------------------------------------------------------------------------
+def is_sidecar(path: str) -> bool:
+    """Whether ``path`` is a file headrace keeps beside data (an index, a shard set's manifest,
+    convert's settings, or a temporary of one): never data to read.
+
+    >>> is_sidecar("out/train-00000-of-00002.hridx"), is_sidecar("out/.train.manifest.json")
+    (True, True)
+    >>> is_sidecar("out/train-00000-of-00002"), is_sidecar("out/.hidden.tfrecord")
+    (False, False)
+    """
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if os.sep != "/":  # pragma: no cover (Windows)
+        name = name.rsplit(os.sep, 1)[-1]
+    name = name.split(_TEMPORARY_MARK, 1)[0]  # a sidecar's temporary is a sidecar too
+    if name.endswith(_SIDECAR_SUFFIXES):
+        return True
+    return name.startswith(".") and name.endswith(_HIDDEN_SIDECAR_SUFFIXES)
+
+
+def _outer(pattern: str, fs: Any, inner: str) -> str:
+    """A path fsspec returned, spelled the way the user spelled the protocol (``memory://b/x``, not
+    ``memory:///b/x``), so it reopens with the same ``storage_options``."""
+    protocol, _, rest = pattern.partition("://")
+    marker = getattr(fs, "root_marker", "") or ""
+    if marker and inner.startswith(marker) and not rest.startswith(marker):
+        inner = inner[len(marker) :]
+    return f"{protocol}://{inner}"
+
+
+def glob(pattern: str, storage_options: dict | None = None) -> list[str]:
+    """Paths matching one glob pattern, sorted, local or ``protocol://`` (as ``tf.io.gfile.glob``).
+
+    ``*``, ``?`` and ``[...]`` match in every path component, names starting with a dot included;
+    ``**`` is an ordinary ``*`` (no recursion). headrace's own sidecar files (:func:`is_sidecar`)
+    are never returned.
+    """
+    if is_url(pattern):
+        fs, inner = filesystem(pattern, storage_options)
+        # fsspec's "**" recurses; tf.io.gfile's does not.
+        found = [_outer(pattern, fs, p) for p in fs.glob(inner.replace("**", "*"))]
+    elif sys.version_info >= (3, 11):
+        found = _glob.glob(pattern, include_hidden=True)
+    else:  # pragma: no cover (Python 3.10: dot-files need an explicit dot in the pattern)
+        found = _glob.glob(pattern)
+    return sorted(p for p in found if not is_sidecar(p))

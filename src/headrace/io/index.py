@@ -2,10 +2,13 @@
 
 ``build_index("data.tfrecord")`` reads the whole file once, verifying every CRC, and writes
 ``data.tfrecord.hridx``: a one-line JSON header (format, compression, record count, and a fingerprint
-of the file: its size and the CRC32C of its first and last 64 KiB) followed by the frame offsets as
-little-endian int64. An index whose fingerprint no longer matches the file is *stale*: it is never
-used silently; readers rebuild it or refuse it, as asked. (The modification time is deliberately
-not part of the fingerprint, so copying a dataset keeps its indexes valid.)
+of the file: its size and the CRC32C of its first and last 64 KiB), the frame offsets as
+little-endian int64, and a CRC32C of all that. An index whose fingerprint no longer matches the file
+is *stale*; one whose own checksum fails is *damaged* (a flipped bit in an offset would otherwise
+give a duplicate and a missing record). Neither is ever used silently: readers rebuild it or refuse
+it, as asked. (The modification time is deliberately not part of the fingerprint, so copying a
+dataset keeps its indexes valid.) The sidecar is written under a temporary name and renamed; the
+temporaries of writers that died are removed by the next write.
 
 >>> import os, tempfile
 >>> from headrace.io.tfrecord import encode_record
@@ -24,7 +27,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
-import secrets
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,12 +36,14 @@ import numpy as np
 from ..core.errors import DataLossError, InvalidArgumentError
 from .compression import normalize_compression
 from .crc import crc32c
-from .fs import as_path, exists, file_size, make_parent_dirs, open_file, remove, replace
+from .fs import as_path, exists, file_size, is_url, make_parent_dirs, open_file, remove, replace
+from .publish import reclaim_temporaries, temporary_path
 from .tfrecord import RecordReader, _kernels
 
 INDEX_SUFFIX = ".hridx"
 MAGIC = b"HRIDX1\n"
-_FORMAT = 1
+_FORMAT = 2  # 2: a CRC32C of the whole sidecar at its end (1 had none)
+_TRAILER = struct.Struct("<I")
 _FINGERPRINT_BYTES = 1 << 16
 #: how TFRecordDataset(index=...) treats sidecar indexes
 INDEX_POLICIES = (None, False, "build", "require")
@@ -57,11 +62,11 @@ def index_path(path: str) -> str:
     return as_path(path) + INDEX_SUFFIX
 
 
-def fingerprint(path: str) -> dict:
+def fingerprint(path: str, storage_options: dict | None = None) -> dict:
     """Size and CRC32C of the first and last 64 KiB: cheap, and changes whenever the file does in
     practice (appends, truncation, rewrites, a different file under the same name)."""
-    size = file_size(path)
-    with open_file(path, "rb") as f:
+    size = file_size(path, storage_options)
+    with open_file(path, "rb", storage_options) as f:
         head = f.read(_FINGERPRINT_BYTES)
         if size is None:
             rest = head + f.read()
@@ -103,12 +108,18 @@ class RecordIndex:
 
 
 def write_index(
-    path: str, offsets: Sequence[int] | np.ndarray, end: int, compression_type: str | None
+    path: str,
+    offsets: Sequence[int] | np.ndarray,
+    end: int,
+    compression_type: str | None,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """Write the sidecar of ``path`` from known offsets (used by writers, which know them for free)."""
     path = as_path(path)
     offsets = np.ascontiguousarray(offsets, dtype="<i8")
-    index = RecordIndex(path, normalize_compression(compression_type), offsets, end, fingerprint(path))
+    index = RecordIndex(
+        path, normalize_compression(compression_type), offsets, end, fingerprint(path, storage_options)
+    )
     header = {
         "format": _FORMAT,
         "compression": index.compression,
@@ -117,22 +128,34 @@ def write_index(
         "fingerprint": index.fingerprint,
     }
     target = index_path(path)
-    temporary = f"{target}.incomplete-{secrets.token_hex(4)}"
-    make_parent_dirs(target)
-    with open_file(temporary, "wb") as f:
-        f.write(MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + offsets.tobytes())
-    replace(temporary, target)
+    make_parent_dirs(target, storage_options)
+    if not is_url(target):  # temporaries of earlier writers that were killed or ran out of disk
+        reclaim_temporaries(os.path.dirname(target), os.path.basename(target) + ".incomplete-")
+    temporary = temporary_path(target)
+    body = MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + offsets.tobytes()
+    try:
+        with open_file(temporary, "wb", storage_options) as f:
+            f.write(body + _TRAILER.pack(crc32c(body)))
+        replace(temporary, target, storage_options)
+    except BaseException:
+        if exists(temporary, storage_options):
+            remove(temporary, storage_options)
+        raise
     return index
 
 
 def build_index(
-    path: Any, compression_type: str | None = None, *, progress: Callable[[int], None] | None = None
+    path: Any,
+    compression_type: str | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """Read ``path`` once (every CRC verified; a damaged file raises ``RecordError``), write its
     sidecar index and return it. ``progress(stream_bytes_so_far)`` is called as reading goes."""
     path = as_path(path)
     chunks = []
-    with RecordReader(path, compression_type, buffer_size=1 << 20) as reader:
+    with RecordReader(path, compression_type, buffer_size=1 << 20, storage_options=storage_options) as reader:
         while True:
             try:
                 chunks.append(reader.next_offsets())
@@ -142,38 +165,66 @@ def build_index(
                 progress(reader.offset)
         end = reader.offset
     offsets = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64)
-    return write_index(path, offsets, end, compression_type)
+    return write_index(path, offsets, end, compression_type, storage_options)
 
 
-def _read_sidecar(path: str) -> tuple[dict, np.ndarray]:
-    with open_file(index_path(path), "rb") as f:
+_HEADER_TYPES = {"compression": str, "num_records": int, "end": int, "fingerprint": dict}
+
+
+def _read_sidecar(path: str, storage_options: dict | None = None) -> tuple[dict, np.ndarray]:
+    """The header and offsets of ``path``'s sidecar; ValueError saying what is wrong with it."""
+    with open_file(index_path(path), "rb", storage_options) as f:
         blob = f.read()
     if not blob.startswith(MAGIC):
         raise ValueError("it does not start with the headrace index marker")
-    newline = blob.index(b"\n", len(MAGIC))
-    header = json.loads(blob[len(MAGIC) : newline])
-    if header.get("format") != _FORMAT:
-        raise ValueError(f"it has format {header.get('format')!r}, this headrace reads format {_FORMAT}")
-    offsets = np.frombuffer(blob[newline + 1 :], dtype="<i8").astype(np.int64)
+    newline = blob.find(b"\n", len(MAGIC))
+    try:
+        header = json.loads(blob[len(MAGIC) : newline]) if newline > 0 else None
+    except ValueError:
+        header = None
+    if isinstance(header, dict) and header.get("format") not in (None, _FORMAT):
+        raise ValueError(
+            f"it has format {header.get('format')!r}, this headrace reads format {_FORMAT} (rebuild it)"
+        )
+    if len(blob) < _TRAILER.size or _TRAILER.unpack_from(blob, len(blob) - _TRAILER.size)[0] != crc32c(
+        blob[: -_TRAILER.size]
+    ):
+        raise ValueError(
+            "damaged: its checksum does not match its contents (a changed byte in storage, or an "
+            "interrupted copy); rebuild it"
+        )
+    if not isinstance(header, dict):
+        raise ValueError("damaged: its header is not a JSON object")
+    for key, kind in _HEADER_TYPES.items():
+        if type(header.get(key)) is not kind:
+            raise ValueError(f"damaged: its header has {key}={header.get(key)!r}, not a {kind.__name__}")
+    data = blob[newline + 1 : -_TRAILER.size]
+    if len(data) % 8:
+        raise ValueError(f"damaged: its offsets take {len(data)} bytes, not a multiple of 8")
+    offsets = np.frombuffer(data, dtype="<i8").astype(np.int64)
     if len(offsets) != header["num_records"]:
         raise ValueError(f"it lists {len(offsets)} offsets but its header says {header['num_records']}")
+    if len(offsets) and (offsets[0] < 0 or np.any(np.diff(offsets) <= 0) or offsets[-1] >= header["end"]):
+        raise ValueError("damaged: its offsets do not increase from 0 to the end of the file")
     return header, offsets
 
 
-def check_index(path: Any, compression_type: str | None = None) -> tuple[RecordIndex | None, str]:
+def check_index(
+    path: Any, compression_type: str | None = None, storage_options: dict | None = None
+) -> tuple[RecordIndex | None, str]:
     """``(index, "fresh")`` when a usable sidecar exists, else ``(None, reason)`` naming why not
     (``"missing"``, or what makes it stale or unreadable)."""
     path = as_path(path)
     compression = normalize_compression(compression_type)
-    if not exists(index_path(path)):
+    if not exists(index_path(path), storage_options):
         return None, "missing"
     try:
-        header, offsets = _read_sidecar(path)
-    except (OSError, ValueError, KeyError) as exc:
-        return None, f"unreadable: {exc}"
+        header, offsets = _read_sidecar(path, storage_options)
+    except (OSError, ValueError) as exc:
+        return None, str(exc) if str(exc).startswith("damaged") else f"unreadable: {exc}"
     if header.get("compression") != compression:
         return None, f"stale: it was built for compression {header.get('compression')!r}, not {compression!r}"
-    current = fingerprint(path)
+    current = fingerprint(path, storage_options)
     saved = header.get("fingerprint", {})
     if current != saved:
         if current.get("size") != saved.get("size"):
@@ -184,7 +235,9 @@ def check_index(path: Any, compression_type: str | None = None) -> tuple[RecordI
     return RecordIndex(path, compression, offsets, header["end"], current), "fresh"
 
 
-def load_index(path: Any, compression_type: str | None = None, policy: Any = "require") -> RecordIndex | None:
+def load_index(
+    path: Any, compression_type: str | None = None, policy: Any = "require", storage_options: dict | None = None
+) -> RecordIndex | None:
     """The index of ``path`` under a policy:
 
     - ``"require"``: a fresh index or :class:`StaleIndexError` naming the problem and the fix;
@@ -197,11 +250,11 @@ def load_index(path: Any, compression_type: str | None = None, policy: Any = "re
     if policy is False:
         return None
     path = as_path(path)
-    index, reason = check_index(path, compression_type)
+    index, reason = check_index(path, compression_type, storage_options)
     if index is not None:
         return index
     if policy == "build":
-        return build_index(path, compression_type)
+        return build_index(path, compression_type, storage_options=storage_options)
     if policy == "require":
         raise StaleIndexError(
             f"index of {path!r} is {reason} ({index_path(path)}); build it with `headrace index {path}` "
@@ -216,13 +269,21 @@ class IndexedRecords:
     backward jump decompresses from the start of the file; prefer plain files for random access.
     """
 
-    def __init__(self, paths: Sequence[Any], compression_type: str | None = None, index: Any = "build"):
+    def __init__(
+        self,
+        paths: Sequence[Any],
+        compression_type: str | None = None,
+        index: Any = "build",
+        storage_options: dict | None = None,
+    ):
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
         self.paths = [as_path(p) for p in paths]
         self.compression = normalize_compression(compression_type)
+        self.storage_options = storage_options
         self.indexes = [
-            load_index(p, self.compression, index if index is not None else "require") for p in self.paths
+            load_index(p, self.compression, index if index is not None else "require", storage_options)
+            for p in self.paths
         ]
         counts = np.array([len(i) for i in self.indexes], dtype=np.int64)
         self.starts = np.concatenate([[0], np.cumsum(counts)])  # first global record of each file
@@ -245,7 +306,9 @@ class IndexedRecords:
         file, record = self.locate(int(i))
         reader = self._readers.get(file)
         if reader is None:
-            reader = RecordReader(self.paths[file], self.compression, buffer_size=8192)
+            reader = RecordReader(
+                self.paths[file], self.compression, buffer_size=8192, storage_options=self.storage_options
+            )
             self._readers[file] = reader
         reader.seek(self.indexes[file].offset_of(record), record)
         return reader.next_chunk(1)[0]
@@ -318,8 +381,8 @@ class IndexedRecords:
         self.close()
 
 
-def remove_index(path: Any) -> None:
+def remove_index(path: Any, storage_options: dict | None = None) -> None:
     """Delete the sidecar of ``path`` if there is one."""
     target = index_path(as_path(path))
-    if exists(target):
-        remove(target)
+    if exists(target, storage_options):
+        remove(target, storage_options)

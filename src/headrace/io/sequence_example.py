@@ -23,6 +23,7 @@ from .example import (
     Column,
     ExampleParseError,
     as_records,
+    check_padding,
     encode_feature,
     encode_features,
     length_delimited,
@@ -32,7 +33,7 @@ from .example import (
     plan_for,
     unbatch_one,
 )
-from .features import FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, VarLenFeature
+from .features import FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, VarLenFeature, dtype_name
 from .ragged import Ragged
 
 CONTEXT_FEATURES = (FixedLenFeature, VarLenFeature, RaggedFeature)
@@ -106,6 +107,7 @@ def _sequence_column(batch: Batch, spans: np.ndarray, key: str, spec: Any, funct
             )
         n = len(steps)
         width = int(steps.max()) if n else 0
+        check_padding(function, key, steps, width * stride)
         out = padded(spec, (n, width))
         if width and stride:
             first = np.concatenate([[0], np.cumsum(steps)[:-1]])
@@ -115,11 +117,6 @@ def _sequence_column(batch: Batch, spans: np.ndarray, key: str, spec: Any, funct
             flat = out.reshape(-1)
             column.values(spec.dtype, counts, offsets, len(flat), out=flat)
         return out, steps
-    if isinstance(spec, RaggedFeature) and (spec.partitions or spec.value_key not in (None, key)):
-        raise InvalidArgumentError(
-            f"{function}: sequence feature {key!r}: RaggedFeature with value_key or partitions is only "
-            "supported for context features"
-        )
     values, step_splits = column.ragged(spec.dtype)
     record_splits = np.concatenate([[0], np.cumsum(np.maximum(steps, 0))]).astype(np.int64)
     return Ragged(Ragged(values, step_splits, validate=False), record_splits, validate=False), None
@@ -158,6 +155,13 @@ def parse_sequence_example(
     lengths: dict = {}
     if sequence_features:
         plan = plan_for(sequence_features, "parse_sequence_example", SEQUENCE_FEATURES)
+        for key, spec in plan.items:  # checked before any column is looked up by its key
+            if isinstance(spec, RaggedFeature) and (spec.partitions or spec.value_key not in (None, key)):
+                raise InvalidArgumentError(
+                    f"parse_sequence_example: sequence feature {key!r}: RaggedFeature with value_key or "
+                    "partitions is only supported for context features; read the feature list as "
+                    f"RaggedFeature({dtype_name(spec.dtype)!r}) and split its steps afterwards"
+                )
         spans = plan.locate(batch, 2, "parse_sequence_example", "tf.train.SequenceExample")
         for key, spec in plan.items:
             value, steps = _sequence_column(

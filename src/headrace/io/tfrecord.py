@@ -33,13 +33,13 @@ from .compression import (
 )
 from .crc import masked_crc32c
 from .fs import as_path, file_size, open_file
+from .limits import exceeded, limit
 
 HEADER = 12
 FOOTER = 4
 DEFAULT_BUFFER_SIZE = 256 * 1024  # TensorFlow's default read buffer
 MIN_BUFFER_SIZE = 4096
-#: Records above this are refused as damage: no protobuf can be this large, and an unchecked length
-#: from a damaged or hostile compressed file must never decide how much memory is used.
+#: Records above this are refused as damage whatever the budget: no protobuf can be this large.
 MAX_RECORD_BYTES = (1 << 31) - 1
 _TABLE = 4096  # frames walked per compiled call
 _READ_STEP = 1 << 26  # never ask a file for more than this at once
@@ -99,7 +99,7 @@ class RecordError(DataLossError):
         self.record = record
         self.offset = offset
         self.kind = kind
-        self.recoverable = kind == DATA_CRC_MISMATCH
+        self.recoverable = kind == DATA_CRC_MISMATCH  # (in a compressed file the reader clears it)
 
 
 def encode_record(data: bytes | bytearray | memoryview) -> bytes:
@@ -118,9 +118,11 @@ class RecordReader:
     """Sequential reader of one TFRecord file (plain, GZIP or ZLIB) with every CRC verified.
 
     ``offset`` (in the decompressed stream for compressed files) and ``record`` always describe the
-    next record to be returned. After a :class:`RecordError` the reader is positioned past the damage
-    when it can be (data CRC mismatch: the next record); otherwise the rest of the file reads as empty
-    unless :meth:`resync` finds the next intact frame.
+    next record to be returned. After a :class:`RecordError` in a plain file the reader is positioned
+    past the damage when it can be (data CRC mismatch: the next record); otherwise the rest of the
+    file reads as empty unless :meth:`resync` finds the next intact frame. In a GZIP/ZLIB file every
+    record before the damage is delivered, and the rest reads as empty: a damaged deflate stream can
+    reproduce earlier records verbatim, which must never be delivered twice.
     """
 
     def __init__(
@@ -131,16 +133,19 @@ class RecordReader:
         *,
         offset: int = 0,
         record: int = 0,
+        storage_options: dict | None = None,
     ):
         self.path = as_path(path)
+        self.storage_options = storage_options
         self.compression = normalize_compression(compression_type)
         self.buffer_size = DEFAULT_BUFFER_SIZE if not buffer_size else max(int(buffer_size), MIN_BUFFER_SIZE)
         self._kernels = _kernels()
         self._starts_array = np.empty(_TABLE, dtype=np.int64)
         self._ends_array = np.empty(_TABLE, dtype=np.int64)
         # Plain files have a known size, which bounds every length field before anything is read.
-        self._size = None if self.compression else file_size(self.path)
+        self._size = None if self.compression else file_size(self.path, storage_options)
         self._raw = None
+        self.lost = ""  # after a resync that found nothing in a compressed file: what was lost
         self._open()
         self.record = 0
         if offset or record:
@@ -150,7 +155,7 @@ class RecordReader:
     def _open(self) -> None:
         if self._raw is not None:
             self._raw.close()
-        self._raw = open_file(self.path, "rb")
+        self._raw = open_file(self.path, "rb", self.storage_options)
         self._source = DecompressingReader(self._raw, self.compression) if self.compression else self._raw
         self._reset_buffer(0)
 
@@ -167,9 +172,12 @@ class RecordReader:
         self._dead = False  # the rest of the file cannot be located
 
     def _max_length(self) -> int:
+        # An unchecked length from a damaged or hostile file must never decide how much memory is
+        # used: the budget bounds it, and for plain files so does what is left of the file.
+        budget = min(MAX_RECORD_BYTES, limit("max_record_bytes"))
         if self._size is None:
-            return MAX_RECORD_BYTES
-        return max(0, min(MAX_RECORD_BYTES, self._size - self._base - HEADER - FOOTER))
+            return budget
+        return max(0, min(budget, self._size - self._base - HEADER - FOOTER))
 
     def _read_more(self, frame_size: int) -> bool:
         """Make ``_data[_pos:]`` hold at least ``frame_size`` bytes if the file has them."""
@@ -208,11 +216,22 @@ class RecordReader:
             self.path, self.record, self._base + self._pos, kind, detail, bool(self.compression), hint
         )
 
+    def _unread(self) -> str:
+        """What a damaged compressed file loses: the compressed bytes not yet decoded."""
+        try:
+            size = file_size(self.path, self.storage_options)
+        except OSError:
+            size = None
+        left = None if size is None else max(size - self._source.consumed, 0)
+        if not left:
+            return "the records after it are lost"
+        return f"the records in at least its last {left} of {size} compressed bytes are lost"
+
     def _compression_hint(self) -> str | None:
         """When the very first bytes fail, the usual cause is a wrong compression_type: say so."""
         if self._base + self._pos != 0:
             return None
-        with open_file(self.path, "rb") as f:
+        with open_file(self.path, "rb", self.storage_options) as f:
             guess = detect_compression(f.read(16))
         if guess is None or guess == self.compression:
             return None
@@ -259,6 +278,17 @@ class RecordReader:
                     + (f"{needed} bytes" if needed > HEADER else "at least 12 bytes"),
                 )
             if status == kernels.DATA_CRC:
+                if self.compression:
+                    # Damaged data in a GZIP/ZLIB file means a damaged deflate stream, whose later
+                    # output can hold exact copies of earlier records (see resync): stop here.
+                    self._dead = True
+                    error = self._error(
+                        DATA_CRC_MISMATCH,
+                        f"{aux} bytes of data; the rest of the compressed stream cannot be trusted: "
+                        + self._unread(),
+                    )
+                    error.recoverable = False
+                    raise error
                 error = self._error(DATA_CRC_MISMATCH, f"{aux} bytes of data")
                 self._pos = pos + HEADER + aux + FOOTER  # the frame is intact: continue after it
                 self.record += 1
@@ -271,12 +301,18 @@ class RecordReader:
             # TOO_LARGE: a length field that passed its CRC but cannot be right
             length = int.from_bytes(self._data[self._pos : self._pos + 8], "little")
             self._dead = True
-            if self._size is not None:
-                left = self._size - self._base - self._pos - HEADER - FOOTER
+            left = None if self._size is None else self._size - self._base - self._pos - HEADER - FOOTER
+            if left is not None and length > left:
                 raise self._error(
                     TRUNCATED_RECORD, f"the length field says {length} bytes but only {max(left, 0)} are left"
                 )
-            raise self._error(RECORD_TOO_LARGE, f"the length field says {length} bytes")
+            if length > MAX_RECORD_BYTES:
+                raise self._error(RECORD_TOO_LARGE, f"the length field says {length} bytes")
+            raise self._error(
+                RECORD_TOO_LARGE,
+                exceeded("max_record_bytes", length, "the length field"),
+                hint="if the file is damaged, read past it with on_corrupt='skip_file'",
+            )
 
     # --- reading -----------------------------------------------------------------------------------
     @property
@@ -372,7 +408,16 @@ class RecordReader:
         Returns the number of bytes passed over, or None when no intact frame follows (the reader is
         then at the end). A frame is accepted when its length CRC passes and, if it fits in the
         buffer, its data CRC too: a false match needs two 32-bit checksums to agree by chance.
+
+        In a GZIP/ZLIB file nothing is scanned and None is returned: damaged framing there usually
+        means the deflate decoder lost its place, and its output then holds exact copies of earlier
+        records (back-references into the last 32 KiB), which a scan would deliver a second time.
         """
+        if self.compression:
+            self._pos = len(self._data)
+            self._dead = True
+            self.lost = self._unread()
+            return None
         damaged = self._base + self._pos
         position = self._pos + 1
         while True:

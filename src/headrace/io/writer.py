@@ -13,18 +13,36 @@
 from __future__ import annotations
 
 import contextlib
-import secrets
+import os
 import struct
 from collections.abc import Iterable
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from ..core.errors import InvalidArgumentError, check
 from .compression import CompressingWriter, normalize_compression
-from .crc import masked_crc32c
-from .fs import as_path, exists, make_parent_dirs, open_file, remove, replace
-from .index import index_path, write_index
+from .crc import crc32c, masked_crc32c
+from .fs import (
+    as_path,
+    check_storage_options,
+    exists,
+    is_url,
+    make_parent_dirs,
+    open_file,
+    remove,
+    replace,
+)
+from .index import INDEX_SUFFIX, index_path, write_index
+from .publish import (
+    abandon_set,
+    begin_set,
+    finish_set,
+    os_error,
+    publish_file,
+    reclaim_set_temporaries,
+    temporary_path,
+)
 
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
@@ -46,6 +64,31 @@ def as_record(value: Any, what: str = "record") -> bytes:
     )
 
 
+_ADVICE = "free some space or write somewhere else"
+
+
+class _ChecksummedFile:
+    """A binary file that keeps the size and CRC32C of what goes through it (the published checksum)."""
+
+    def __init__(self, raw: IO[bytes]):
+        self.raw, self.size, self.crc = raw, 0, 0
+
+    def write(self, data: bytes) -> int:
+        self.raw.write(data)
+        self.size += len(data)
+        self.crc = crc32c(data, self.crc)
+        return len(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 class TFRecordWriter:
     """Write records to one TFRecord file, byte-compatible with ``tf.io.TFRecordWriter``.
 
@@ -60,17 +103,39 @@ class TFRecordWriter:
     21
     """
 
-    def __init__(self, path: Any, compression_type: str | None = None, *, index: bool = False):
+    def __init__(
+        self,
+        path: Any,
+        compression_type: str | None = None,
+        *,
+        index: bool = False,
+        storage_options: dict | None = None,
+    ):
         self.path = as_path(path)
+        self.storage_options = check_storage_options(storage_options, "TFRecordWriter")
         self.compression = normalize_compression(compression_type)
         check(isinstance(index, bool), "index", index, "True or False")
-        make_parent_dirs(self.path)
-        self._file = open_file(self.path, "wb")
+        self.closed = True  # until the file is open, so close() after a failed open does nothing
+        try:
+            make_parent_dirs(self.path, self.storage_options)
+            self._file = _ChecksummedFile(open_file(self.path, "wb", self.storage_options))
+        except OSError as exc:
+            raise os_error(exc, self.path, "create the file", _ADVICE) from exc
         self._stream = CompressingWriter(self._file, self.compression) if self.compression else self._file
         self._offsets: list[int] | None = [] if index else None
         self.position = 0  # uncompressed bytes written (offset of the next record's frame)
         self.records = 0
         self.closed = False
+
+    @property
+    def file_bytes(self) -> int:
+        """Bytes written to the file so far (after compression)."""
+        return self._file.size
+
+    @property
+    def file_crc32c(self) -> int:
+        """CRC32C of the bytes written to the file so far (after compression)."""
+        return self._file.crc
 
     def write(self, record: bytes) -> None:
         """Append one record (bytes; str is written as UTF-8)."""
@@ -78,9 +143,12 @@ class TFRecordWriter:
             raise ValueError(f"TFRecordWriter for {self.path!r} is closed")
         data = as_record(record)
         length = _LENGTH.pack(len(data))
-        self._stream.write(
-            b"".join((length, _CRC.pack(masked_crc32c(length)), data, _CRC.pack(masked_crc32c(data))))
-        )
+        try:
+            self._stream.write(
+                b"".join((length, _CRC.pack(masked_crc32c(length)), data, _CRC.pack(masked_crc32c(data))))
+            )
+        except OSError as exc:
+            raise os_error(exc, self.path, f"write record {self.records}", _ADVICE) from exc
         if self._offsets is not None:
             self._offsets.append(self.position)
         self.position += len(data) + 16
@@ -89,17 +157,29 @@ class TFRecordWriter:
     def flush(self) -> None:
         """Push written records to the file, so a reader sees them complete."""
         if not self.closed:
-            self._stream.flush()
+            try:
+                self._stream.flush()
+            except OSError as exc:
+                raise os_error(exc, self.path, "flush", _ADVICE) from exc
 
-    def close(self) -> None:
+    def close(self, *, sync: bool = False) -> None:
+        """Finish the file; ``sync=True`` also makes it durable (``fsync``) before returning."""
         if self.closed:
             return
         self.closed = True
-        if self.compression:
-            self._stream.finish()
-        self._file.close()
+        try:
+            if self.compression:
+                self._stream.finish()
+            self._file.flush()
+            if sync and not is_url(self.path):
+                os.fsync(self._file.fileno())
+            self._file.close()
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            raise os_error(exc, self.path, "finish", _ADVICE) from exc
         if self._offsets is not None:
-            write_index(self.path, self._offsets, self.position, self.compression)
+            write_index(self.path, self._offsets, self.position, self.compression, self.storage_options)
 
     def __enter__(self) -> TFRecordWriter:
         return self
@@ -129,6 +209,7 @@ def write_shards(
     compression_type: str | None = None,
     suffix: str = ".tfrecord",
     index: bool = False,
+    storage_options: dict | None = None,
 ) -> list[str]:
     """Write ``records`` (bytes, or any iterable/Dataset of them) into ``prefix-NNNNN-of-MMMMM`` shards.
 
@@ -137,11 +218,17 @@ def write_shards(
     - ``shard_size=B``: shards are filled one after the other, each closed once it holds at least ``B``
       bytes of framed records (before compression).
 
-    Each shard is written under a temporary name (``....incomplete-XXXX``) and renamed only when all
-    are complete, so an interrupted run never leaves a file that looks like a finished shard; on an
-    error the temporary files are removed. Returns the shard paths.
+    Publication is safe (see docs/reliability.md): each shard is written under a temporary name
+    (``....incomplete-...``) and synced; then ``.prefix.manifest.json`` is written as ``publishing``, the
+    shards are renamed to their final names, shards of an earlier set under the same prefix that this
+    one does not overwrite are removed, and the manifest is rewritten as ``complete`` with each shard's
+    size and CRC32C. Readers (``TFRecordDataset``, ``list_files``) refuse a set whose manifest is not
+    complete, so an interrupted run is never read as a finished set; the next run reclaims the
+    temporaries of dead writers. On an error the temporary files are removed. Returns the shard paths.
+    (``protocol://`` prefixes, with ``storage_options``, get the temporary names but no manifest.)
     """
     prefix = as_path(prefix, "prefix")
+    storage_options = check_storage_options(storage_options, "write_shards")
     compression = normalize_compression(compression_type)
     if num_shards is not None and shard_size is not None:
         raise InvalidArgumentError("write_shards: give num_shards or shard_size, not both")
@@ -161,11 +248,18 @@ def write_shards(
             shard_size,
             "a positive number of bytes",
         )
-    token = secrets.token_hex(4)
+    local = not is_url(prefix)
+    if local:
+        reclaim_set_temporaries(prefix)
     writers: list[TFRecordWriter] = []
 
     def open_shard(number: int) -> TFRecordWriter:
-        writer = TFRecordWriter(f"{prefix}-{number:05d}{suffix}.incomplete-{token}", compression, index=index)
+        writer = TFRecordWriter(
+            temporary_path(f"{prefix}-{number:05d}{suffix}"),
+            compression,
+            index=index,
+            storage_options=storage_options,
+        )
         writers.append(writer)
         return writer
 
@@ -181,27 +275,59 @@ def write_shards(
                     current = open_shard(len(writers))
                 current.write(as_record(record, f"record {i}"))
                 if current.position >= shard_size:
-                    current.close()
+                    current.close(sync=local)
                     current = None
             if not writers:  # nothing to write: one empty shard, as num_shards=1 would give
                 open_shard(0)
         for writer in writers:
-            writer.close()
+            writer.close(sync=local)
     except BaseException:
-        for writer in writers:
-            with contextlib.suppress(Exception):
-                writer.close()
-            for leftover in (writer.path, index_path(writer.path)):
-                with contextlib.suppress(Exception):
-                    if exists(leftover):
-                        remove(leftover)
+        _remove_temporaries(writers)
         raise
     total = len(writers)
-    paths = []
-    for number, writer in enumerate(writers):
-        final = shard_name(prefix, number, total, suffix)
-        replace(writer.path, final)
-        if index:  # the fingerprint is of the contents, so the sidecar moves with its file
-            replace(index_path(writer.path), index_path(final))
-        paths.append(final)
-    return paths
+    finals = [shard_name(prefix, number, total, suffix) for number in range(total)]
+    if not local:
+        try:
+            for writer, final in zip(writers, finals):
+                replace(writer.path, final, storage_options)
+                if index:
+                    replace(index_path(writer.path), index_path(final), storage_options)
+        except BaseException:
+            _remove_temporaries(writers)
+            raise
+        return finals
+    entries = [
+        {
+            "file": os.path.basename(final),
+            "bytes": writer.file_bytes,
+            "crc32c": writer.file_crc32c,
+            "records": writer.records,
+        }
+        for writer, final in zip(writers, finals)
+    ]
+    try:
+        body = begin_set(prefix, "write_shards", entries, {"compression": compression, "index": index})
+    except BaseException:
+        _remove_temporaries(writers)
+        raise
+    try:
+        for writer, final in zip(writers, finals):
+            if index:  # the sidecar first: the fingerprint is of the contents, so it moves with its file
+                publish_file(index_path(writer.path), index_path(final))
+            publish_file(writer.path, final)
+        finish_set(prefix, body, companions=(INDEX_SUFFIX,))
+    except BaseException:
+        _remove_temporaries(writers)  # shards already renamed stay under a manifest saying "publishing"
+        abandon_set(prefix, body)
+        raise
+    return finals
+
+
+def _remove_temporaries(writers: list[TFRecordWriter]) -> None:
+    for writer in writers:
+        with contextlib.suppress(Exception):
+            writer.close()
+        for leftover in (writer.path, index_path(writer.path)):
+            with contextlib.suppress(Exception):
+                if exists(leftover, writer.storage_options):
+                    remove(leftover, writer.storage_options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.args import boolean, integer
 from ..core.batch_iterator import BatchingIterator
 from ..core.batching import stack
 from ..core.errors import check
@@ -35,6 +36,8 @@ class BatchNode(Node):
         deterministic: bool | None = None,
         name: str | None = None,
     ):
+        batch_size, num_parallel_calls = integer(batch_size), integer(num_parallel_calls)
+        drop_remainder, deterministic = boolean(drop_remainder), boolean(deterministic)
         check(
             isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0,
             "batch_size",

@@ -9,9 +9,19 @@ from typing import Any
 import numpy as np
 
 from ..core.batching import stack
+from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe
-from ..core.node import Context, Node, NodeIterator, call, note_stage, perf_ns
+from ..core.node import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Context,
+    Node,
+    NodeIterator,
+    call,
+    note_stage,
+    perf_ns,
+)
 from ..core.padding import (
     check_padded_shapes,
     check_padding_values,
@@ -20,7 +30,7 @@ from ..core.padding import (
     resolve_padded_shapes,
     resolve_padding_values,
 )
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 from ..core.structure import flatten, map_structure
 
 
@@ -92,7 +102,7 @@ class BucketBySequenceLengthNode(Node):
         check_padded_shapes(padded_shapes)
         check_padding_values(padding_values)
         super().__init__(parent)
-        self.element_length_func = element_length_func
+        self.element_length_func = freeze(element_length_func)
         self.bucket_boundaries = boundaries
         self.bucket_batch_sizes = sizes
         self.padded_shapes = padded_shapes
@@ -101,6 +111,11 @@ class BucketBySequenceLengthNode(Node):
         self.no_padding = no_padding
         self.drop_remainder = drop_remainder
         self.name = name
+
+    def cardinality(self) -> int:
+        # As tf.data: an infinite input gives an infinite output; otherwise it depends on the lengths.
+        n = self.parents[0].cardinality()
+        return n if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
 
     def describe_args(self) -> str:
         extra = "".join(
@@ -247,9 +262,20 @@ class BucketIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.end_of_input = bool(state["end_of_input"])
-        self.pending = [decode_element(e) for e in state["pending"]]
-        self.buckets = [[decode_element(e) for e in bucket] for bucket in state["buckets"]]
+        fields = self._check_state(state)
+        position, end_of_input = fields.int("position"), fields.bool("end_of_input")
+        pending = fields.elements("pending", max_length=position)
+        sizes = self.node.bucket_batch_sizes
+        buckets = []
+        for i, bucket in enumerate(fields.list("buckets", length=len(sizes))):
+            if not isinstance(bucket, list) or len(bucket) >= sizes[i]:
+                # a full bucket would have been batched: fewer than its batch size are ever held
+                raise fields.fail(f"buckets[{i}]", bucket, f"a list of fewer than {sizes[i]} elements")
+            buckets.append([fields.check_element(e, f"buckets[{i}][{j}]") for j, e in enumerate(bucket)])
+        self.parent.set_state(fields.dict("parent"))
+        self.position, self.end_of_input, self.pending, self.buckets = (
+            position,
+            end_of_input,
+            pending,
+            buckets,
+        )

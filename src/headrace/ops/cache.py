@@ -14,17 +14,24 @@ import os
 import secrets
 import threading
 import warnings
+from typing import Any
+
+import numpy as np
 
 from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError
 from ..core.fingerprint import blind_spots, fingerprint
 from ..core.node import Context, Node, NodeIterator, perf_ns
+from ..core.structure import map_structure
 from ..io.cache_file import (
     CacheFileError,
     CacheFileReader,
     CacheFileWriter,
     temp_name,
 )
-from ..io.cache_lock import WriterLock, process_identity
+from ..io.cache_lock import WriterLock
+from ..io.fs import check_storage_options, filesystem, is_url
+from ..io.mirror import RemoteMirror
+from ..io.publish import process_identity, reclaim_temporaries
 
 _REPLAY_CHUNK = 256
 _MAX_REPLAY_ERRORS = 10_000
@@ -56,6 +63,34 @@ class CacheStore:
             self.elements, self.start = None, None
 
 
+def _frozen_copy(leaf: Any) -> Any:
+    if isinstance(leaf, np.ndarray):
+        leaf = leaf.copy()  # the cache owns its memory: nothing upstream or downstream can reach it
+        leaf.flags.writeable = False
+    return leaf
+
+
+def owned(element: Any) -> Any:
+    """What the memory cache keeps of an element: read-only copies of its arrays. The same arrays are
+    handed out every pass, so an in-place op in a training loop fails loudly instead of changing the
+    next epoch's data (copy an array to change it: ``x = x.copy()``)."""
+    if isinstance(element, np.ndarray):
+        return _frozen_copy(element)
+    if isinstance(element, (tuple, dict)):
+        return map_structure(_frozen_copy, element)
+    return element
+
+
+def _has_dict(element: Any) -> bool:
+    if isinstance(element, dict):
+        return True
+    return isinstance(element, tuple) and any(_has_dict(item) for item in element)
+
+
+def _same(leaf: Any) -> Any:
+    return leaf
+
+
 def _state_or_none(iterator: NodeIterator) -> dict | None:
     try:
         return iterator.get_state()
@@ -63,12 +98,16 @@ def _state_or_none(iterator: NodeIterator) -> dict | None:
         return None
 
 
-def _check_cache_path(filename: str) -> None:
+def _check_cache_path(filename: str, storage_options: dict | None = None) -> None:
     """Refuse, where the pipeline is built, a disk cache path that can never be written."""
-    if "://" in filename:
-        raise InvalidArgumentError(
-            f"cache(filename={filename!r}): a disk cache needs a local path; remote filesystems are not supported"
-        )
+    if is_url(filename):
+        if filename.endswith("/"):
+            raise InvalidArgumentError(
+                f"cache(filename={filename!r}) names a directory; pass a file path such as "
+                f"{filename + 'train.hrcache'!r}"
+            )
+        filesystem(filename, storage_options)  # fsspec and the protocol's package are installed
+        return
     if filename.endswith(("/", os.sep)) or os.path.isdir(filename):
         raise InvalidArgumentError(
             f"cache(filename={filename!r}) names a directory; pass a file path such as "
@@ -113,18 +152,24 @@ class CacheNode(Node):
 
     op = "cache"
 
-    def __init__(self, parent: Node, filename: str = "", name: str | None = None):
+    def __init__(
+        self, parent: Node, filename: str = "", name: str | None = None, storage_options: dict | None = None
+    ):
+        storage_options = check_storage_options(storage_options, "cache")
         if isinstance(filename, os.PathLike):
             filename = os.fspath(filename)
         if not isinstance(filename, str):
             raise InvalidArgumentError(
                 f"filename={filename!r} is not allowed: use a str path ('' for an in-memory cache)"
             )
+        if filename.startswith("file://"):
+            filename = filename[len("file://") :]
         if filename:
-            _check_cache_path(filename)
+            _check_cache_path(filename, storage_options)
         super().__init__(parent)
         self.filename = filename
         self.name = name
+        self.storage_options = storage_options
         self.store = CacheStore()
 
     def describe_args(self) -> str:
@@ -144,7 +189,6 @@ class CacheNode(Node):
     def __getstate__(self) -> dict:
         state = super().__getstate__()
         state.pop("store", None)  # the cache stays in the process that filled it
-        state.pop("_fingerprint", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -188,6 +232,8 @@ class CacheIterator(NodeIterator):
             if self.position >= len(self.elements):
                 raise StopIteration
             out = self.elements[self.position : self.position + n]
+            if _has_dict(out[0]):  # a fresh dict per element: the cached one must not be edited
+                out = [map_structure(_same, element) for element in out]
         else:
             try:
                 out = self._input().next_chunk(n)
@@ -196,6 +242,7 @@ class CacheIterator(NodeIterator):
                     self.complete = True
                     self.node.store.publish(self.elements, self.start)
                 raise
+            out = [owned(element) for element in out]
             self.elements.extend(out)
         self.position += len(out)
         self.produced += len(out)
@@ -213,14 +260,13 @@ class CacheIterator(NodeIterator):
         return {"mode": self.mode, "position": self.position, "start": self.start}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        if state["mode"] not in ("read", "write"):
-            raise CheckpointError(f"{self.name}: unknown cache mode {state['mode']!r} in the checkpoint")
-        position = int(state["position"])
+        fields = self._check_state(state)
+        mode, position = fields.choice("mode", ("read", "write")), fields.int("position")
+        start = fields.dict("start", optional=True)
         cached = self.node.store.elements
-        self.start = state["start"]
+        self.start = start
         self.complete = False
-        if state["mode"] == "read" and cached is not None:
+        if mode == "read" and cached is not None:
             if position > len(cached):
                 raise CheckpointError(
                     f"{self.name}: the checkpoint is at element {position} but the cache holds {len(cached)}"
@@ -255,7 +301,7 @@ class CacheIterator(NodeIterator):
                 if errors > _MAX_REPLAY_ERRORS:
                     raise
                 continue
-            self.elements.extend(chunk)
+            self.elements.extend(owned(element) for element in chunk)
         self.position = position
 
 
@@ -285,7 +331,9 @@ class DiskCacheIterator(NodeIterator):
     def __init__(self, node: CacheNode, ctx: Context):
         super().__init__(node)
         self.ctx = ctx
-        self.path = node.filename
+        # A remote cache is read and written as a local copy, uploaded when a pass completes.
+        self.mirror = RemoteMirror(node.filename, node.storage_options) if is_url(node.filename) else None
+        self.path = node.filename if self.mirror is None else self.mirror.local
         self.parent: NodeIterator | None = None  # built only when the input is read
         self.input_used = False  # the input has been read from (or restored) and must rewind for a new pass
         self.reader: CacheFileReader | None = None
@@ -321,6 +369,8 @@ class DiskCacheIterator(NodeIterator):
 
     def _open_complete(self) -> CacheFileReader | None:
         """The complete cache file for this pipeline, or None (warning when one is there but unusable)."""
+        if self.mirror is not None and not self._fetch():
+            return None
         if not os.path.exists(self.path):
             return None
         try:
@@ -336,6 +386,14 @@ class DiskCacheIterator(NodeIterator):
             )
             return None
         return reader
+
+    def _fetch(self) -> bool:
+        """Bring the remote cache's current version to the local copy; False when there is none."""
+        try:
+            return self.mirror.fetch()
+        except OSError as exc:
+            _warn(f"disk cache {self.node.filename} cannot be downloaded ({exc}); the input is read instead")
+            return False
 
     def _input(self) -> NodeIterator:
         if self.parent is None:
@@ -372,6 +430,8 @@ class DiskCacheIterator(NodeIterator):
         if self.ctx.probe or not lock.acquire(temp):  # probing for element_spec never writes
             self.mode = "pass"
             return
+        # Writers killed before they could clean up (their lock long since taken over) left these.
+        reclaim_temporaries(os.path.dirname(os.path.abspath(self.path)), os.path.basename(self.path) + ".")
         header = {
             "id": secrets.token_hex(8),
             "fingerprint": self.cache_key(),
@@ -481,6 +541,8 @@ class DiskCacheIterator(NodeIterator):
         start = perf_ns()
         try:
             self.writer.commit()
+            if self.mirror is not None:
+                self._upload()
         except OSError as exc:
             _warn(f"{exc}; the next pass reads the input again")
         finally:
@@ -488,6 +550,15 @@ class DiskCacheIterator(NodeIterator):
             self.lock.release()
             self.lock = None
         self.self_ns += perf_ns() - start
+
+    def _upload(self) -> None:
+        try:
+            self.mirror.publish()
+        except Exception as exc:  # fsspec backends raise their own types: a failed upload costs a re-read
+            raise OSError(
+                f"disk cache {self.node.filename}: uploading the finished cache failed "
+                f"({type(exc).__name__}: {exc}); check the path and storage_options"
+            ) from exc
 
     def reset(self) -> None:
         self._begin_pass()
@@ -511,12 +582,12 @@ class DiskCacheIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        mode, position = state["mode"], int(state["position"])
-        if mode not in ("read", "write", "pass"):
-            raise CheckpointError(f"{self.name}: unknown cache mode {mode!r} in the checkpoint")
+        fields = self._check_state(state)
+        mode, position = fields.choice("mode", ("read", "write", "pass")), fields.int("position")
+        start = fields.dict("start", optional=True)
+        parent = fields.dict("parent", optional=True)
         self._drop_pass()
-        self.start, self.complete, self.position = state["start"], False, position
+        self.start, self.complete, self.position = start, False, position
         if mode == "read":
             reader = self._open_complete()
             if reader is not None and reader.header.get("id") == state["file"] and position <= reader.records:
@@ -527,11 +598,11 @@ class DiskCacheIterator(NodeIterator):
                 reader.close()
             self._replay(position)
             return
-        if state["parent"] is None:
+        if parent is None:
             raise CheckpointError(f"{self.name}: the checkpoint holds no input state to continue from")
         # The saved pass continues from the input's own state; it no longer writes (its first part is
         # gone), and the next pass writes the cache from the start.
-        self._input().set_state(state["parent"])
+        self._input().set_state(parent)
         self.input_used = True
         self.mode = "pass"
 
@@ -568,7 +639,7 @@ class DiskCacheIterator(NodeIterator):
             self.position += len(chunk)
 
     def counters(self) -> dict:
-        return {**super().counters(), "cache_mode": self.mode, "cache_file": self.path}
+        return {**super().counters(), "cache_mode": self.mode, "cache_file": self.node.filename}
 
     def close(self) -> None:
         if not self.closed:

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, derived
 from ..core.spec import TensorSpec, common_spec
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 
 
 def _names(count: int) -> list[str]:
@@ -63,7 +63,7 @@ class ChooseFromDatasetsNode(Node):
             specs = [d.element_spec for d in datasets]
         except Exception:  # noqa: BLE001 (as above: the spec is checked when asked for)
             return
-        self.__dict__["_element_spec"] = common_spec(specs, _names(len(specs)), self.op)
+        derived(self)["element_spec"] = common_spec(specs, _names(len(specs)), self.op)
 
     @property
     def choice(self) -> Node:
@@ -211,12 +211,23 @@ class ChooseFromDatasetsIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.choice.set_state(state["choice"])
-        for it, sub in zip(self.datasets, state["datasets"]):
-            it.set_state(sub)
-        self.exhausted = [bool(e) for e in state["exhausted"]]
-        self.done = bool(state["done"])
-        self.position = int(state["position"])
-        self.choices = list(state["choices"])
-        self.ready = [decode_element(e) for e in state["ready"]]
+        fields = self._check_state(state)
+        count = len(self.datasets)
+        datasets = fields.list("datasets", length=count)
+        exhausted = [
+            fields.check_bool(e, f"exhausted[{i}]")
+            for i, e in enumerate(fields.list("exhausted", length=count))
+        ]
+        done, position = fields.bool("done"), fields.int("position")
+        choices = fields.list("choices")  # served values are checked when served, as fresh ones are
+        ready = fields.elements("ready")
+        self.choice.set_state(fields.dict("choice"))
+        for i, (it, sub) in enumerate(zip(self.datasets, datasets)):
+            it.set_state(fields.record(sub, f"datasets[{i}]", ()).state)
+        self.exhausted, self.done, self.position, self.choices, self.ready = (
+            exhausted,
+            done,
+            position,
+            choices,
+            ready,
+        )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, derived
 from ..core.spec import common_spec
 
 _NAMES = ["this dataset", "the dataset argument"]
@@ -29,7 +29,7 @@ class ConcatenateNode(Node):
         except Exception:  # noqa: BLE001
             # Finding a spec can mean running user code (an empty or failing map): check when asked.
             return
-        self.__dict__["_element_spec"] = common_spec([first, second], _NAMES, self.op)
+        derived(self)["element_spec"] = common_spec([first, second], _NAMES, self.op)
 
     def compute_element_spec(self) -> Any:
         return common_spec([p.element_spec for p in self.parents], _NAMES, self.op)
@@ -119,7 +119,8 @@ class ConcatenateIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.first.set_state(state["first"])
-        self.second.set_state(state["second"])
-        self.in_second = bool(state["in_second"])
+        fields = self._check_state(state)
+        in_second = fields.bool("in_second")
+        self.first.set_state(fields.dict("first"))
+        self.second.set_state(fields.dict("second"))
+        self.in_second = in_second

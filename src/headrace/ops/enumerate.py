@@ -92,6 +92,7 @@ class EnumerateIterator(NodeIterator):
         return {"parent": self.parent.get_state(), "index": self.index}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.index = int(state["index"])
+        fields = self._check_state(state)
+        index = fields.int("index", high=2**62)  # added to start in int64
+        self.parent.set_state(fields.dict("parent"))
+        self.index = index

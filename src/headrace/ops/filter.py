@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
 
+from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
 from ..core.node import Context, Node, NodeIterator, note_stage, perf_ns, predicate_bool
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 
 
 class FilterNode(Node):
@@ -23,7 +25,7 @@ class FilterNode(Node):
                 f"predicate={predicate!r} is not callable: pass a function returning a bool"
             )
         super().__init__(parent)
-        self.predicate = predicate
+        self.predicate = freeze(predicate)
         self.name = name
 
     def describe_args(self) -> str:
@@ -34,6 +36,17 @@ class FilterNode(Node):
 
     def iterator(self, ctx: Context) -> FilterIterator:
         return FilterIterator(self, self.parents[0].iterator(ctx))
+
+
+_BOOL_TYPES = frozenset((bool, np.bool_))
+
+
+def _valid_true(result: object) -> bool:
+    """A later result that is a scalar bool and true (an invalid one is dropped with the error)."""
+    try:
+        return predicate_bool(result, "", 0)
+    except Exception:  # noqa: BLE001
+        return False
 
 
 class FilterIterator(NodeIterator):
@@ -49,25 +62,42 @@ class FilterIterator(NodeIterator):
 
     def _filter(self, elements: list, first: int) -> list:
         predicate = self.predicate
-        unpack = type(elements[0]) is tuple
-        out: list = []
-        index = 0
+        results: list = []
+        error: Exception | None = None
         try:
-            for index, element in enumerate(elements):  # noqa: B007 (index is read after an error)
-                result = predicate(*element) if unpack else predicate(element)
-                kind = type(result)
-                if kind is bool or kind is np.bool_:
-                    if result:
-                        out.append(element)
-                elif predicate_bool(result, self.name, first + index):
-                    out.append(element)
+            # The calls run in C; a failure leaves the results before it in `results` (extend keeps them).
+            if type(elements[0]) is tuple:
+                results.extend(itertools.starmap(predicate, elements))
+            else:
+                results.extend(map(predicate, elements))
         except Exception as exc:
-            self.pending = (
-                [(True, e) for e in out] + [(False, e) for e in elements[index + 1 :]] + self.pending
-            )
-            note_stage(exc, self.name, first + index)
-            raise
-        return out
+            error = exc
+        if error is None and _BOOL_TYPES.issuperset(map(type, results)):
+            return list(itertools.compress(elements, results))
+        out: list = []
+        done = len(results)
+        for index, result in enumerate(results):
+            try:
+                keep = predicate_bool(result, self.name, first + index)
+            except Exception as exc:
+                # The later calls were made already: their elements keep their verdicts; the rest
+                # (from a failed call on, which is then called again) wait as inputs.
+                later = zip(elements[index + 1 : done], results[index + 1 :])
+                self.pending = (
+                    [(True, e) for e in out]
+                    + [(True, e) for e, r in later if _valid_true(r)]
+                    + [(False, e) for e in elements[done:]]
+                    + self.pending
+                )
+                note_stage(exc, self.name, first + index)
+                raise
+            if keep:
+                out.append(elements[index])
+        if error is None:
+            return out
+        self.pending = [(True, e) for e in out] + [(False, e) for e in elements[done + 1 :]] + self.pending
+        note_stage(error, self.name, first + done)
+        raise error
 
     def _take_pending(self) -> list:
         out = []
@@ -136,7 +166,12 @@ class FilterIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.pending = [(bool(kept), decode_element(e)) for kept, e in state["pending"]]
+        fields = self._check_state(state)
+        position = fields.int("position")
+        pending = [
+            (fields.check_bool(kept, f"pending[{i}][0]"), fields.check_element(e, f"pending[{i}][1]"))
+            for i, (kept, e) in enumerate(fields.rows("pending", 2, max_length=position))
+        ]
+        self.parent.set_state(fields.dict("parent"))
+        self.position = position
+        self.pending = pending

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
 from ..core.node import Context, Node, NodeIterator, open_user_dataset
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 
 
 class FlatMapNode(Node):
@@ -25,7 +26,7 @@ class FlatMapNode(Node):
                 f"map_func={map_func!r} is not callable: pass a function returning a Dataset"
             )
         super().__init__(parent)
-        self.map_func = map_func
+        self.map_func = freeze(map_func)
         self.name = name
 
     def describe_args(self) -> str:
@@ -102,14 +103,19 @@ class FlatMapIterator(NodeIterator):
         return {"parent": self.parent.get_state(), "position": self.position, "current": current}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
+        fields = self._check_state(state)
+        position = fields.int("position")
+        current = fields.dict("current", optional=True)
+        if current is not None:
+            current = fields.record(current, "current", ("input", "state"))
+            if position == 0:
+                raise fields.fail("position", 0, "an int >= 1 while a sub-dataset is open")
         self._drop_sub()
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        current = state["current"]
+        self.parent.set_state(fields.dict("parent"))
+        self.position = position
         if current is not None:
             # The sub-dataset is rebuilt by calling map_func again on the saved input element.
-            element = decode_element(current["input"])
+            element = current.element("input")
             self.sub = self._open(element, self.position - 1)
-            self.sub.set_state(current["state"])
+            self.sub.set_state(current.dict("state"))
             self.input = element

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.args import boolean, integer
 from ..core.errors import InvalidArgumentError, check
 from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, perf_ns, resolve_seed
 from ..core.permutation import IndexPermutation
@@ -30,6 +31,7 @@ class GlobalShuffleNode(Node):
         reshuffle_each_iteration: bool = True,
         name: str | None = None,
     ):
+        seed, reshuffle_each_iteration = integer(seed), boolean(reshuffle_each_iteration)
         check(
             seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0),
             "seed",
@@ -151,7 +153,9 @@ class GlobalShuffleIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.seed, self.iteration = int(state["seed"]), int(state["iteration"])
-        self._start_epoch(int(state["epoch"]))
-        self.position = int(state["position"])
+        fields = self._check_state(state)
+        seed, iteration, epoch = fields.seed("seed"), fields.int("iteration"), fields.int("epoch")
+        position = fields.int("position", high=self.length)
+        self.seed, self.iteration = seed, iteration
+        self._start_epoch(epoch)
+        self.position = position

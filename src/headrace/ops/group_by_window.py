@@ -7,10 +7,21 @@ from typing import Any
 
 import numpy as np
 
+from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import Context, Node, NodeIterator, call, dataset_node, note_stage, perf_ns
-from ..core.state import decode_element, encode_element
+from ..core.node import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Context,
+    Node,
+    NodeIterator,
+    call,
+    dataset_node,
+    note_stage,
+    perf_ns,
+)
+from ..core.state import encode_element
 
 _MAX_PULL = 1024
 
@@ -60,8 +71,7 @@ class WindowIterator(NodeIterator):
         return {"index": self.index}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.index = int(state["index"])
+        self.index = self._check_state(state).int("index", high=len(self.node.elements))
 
 
 def scalar_int(value: Any, stage: str, what: str, position: int) -> int:
@@ -116,16 +126,21 @@ class GroupByWindowNode(Node):
         if window_size_func is not None and not callable(window_size_func):
             raise InvalidArgumentError(f"window_size_func={window_size_func!r} is not callable")
         super().__init__(parent)
-        self.key_func = key_func
-        self.reduce_func = reduce_func
+        self.key_func = freeze(key_func)
+        self.reduce_func = freeze(reduce_func)
         self.window_size = None if window_size is None else int(window_size)
-        self.window_size_func = window_size_func
+        self.window_size_func = freeze(window_size_func)
         self.wrap = wrap
         self.name = name
 
     def describe_args(self) -> str:
         size = self.window_size if self.window_size is not None else describe(self.window_size_func)
         return self.name or f"{describe(self.key_func)}, {describe(self.reduce_func)}, window={size}"
+
+    def cardinality(self) -> int:
+        # As tf.data: an infinite input gives an infinite output; otherwise the count depends on keys.
+        n = self.parents[0].cardinality()
+        return n if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
 
     def iterator(self, ctx: Context) -> GroupByWindowIterator:
         return GroupByWindowIterator(self, self.parents[0].iterator(ctx), ctx)
@@ -290,19 +305,38 @@ class GroupByWindowIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
+        fields = self._check_state(state)
+        position, end_of_input = fields.int("position"), fields.bool("end_of_input")
+        pending = fields.elements("pending", max_length=position)
+        groups = {}
+        for i, (key, group) in enumerate(fields.rows("groups", 2)):
+            if not isinstance(group, list):
+                raise fields.fail(f"groups[{i}][1]", group, "a list of elements")
+            groups[fields.check_int(key, f"groups[{i}][0]", low=None)] = [
+                fields.check_element(e, f"groups[{i}][1][{j}]") for j, e in enumerate(group)
+            ]
+        window_sizes = {
+            fields.check_int(key, f"window_sizes[{i}][0]", low=None): fields.check_int(
+                size, f"window_sizes[{i}][1]", low=1
+            )
+            for i, (key, size) in enumerate(fields.rows("window_sizes", 2))
+        }
+        for key, group in groups.items():
+            if len(group) >= window_sizes.get(key, 0):  # a full window would have been reduced
+                raise fields.fail(
+                    "groups", f"{len(group)} elements under key {key}", "fewer than that key's window size"
+                )
+        current = fields.dict("current", optional=True)
+        if current is not None:
+            current = fields.record(current, "current", ("key", "elements", "state"))
+            current_key, current_elements = current.int("key", low=None), current.elements("elements")
+            current_state = current.dict("state")
         self._close_current()
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.end_of_input = bool(state["end_of_input"])
-        self.pending = [decode_element(e) for e in state["pending"]]
-        self.groups = {int(key): [decode_element(e) for e in group] for key, group in state["groups"]}
-        self.window_sizes = {int(key): int(size) for key, size in state["window_sizes"]}
-        current = state["current"]
+        self.parent.set_state(fields.dict("parent"))
+        self.position, self.end_of_input, self.pending = position, end_of_input, pending
+        self.groups, self.window_sizes = groups, window_sizes
         if current is not None:
             # The window's dataset is rebuilt by calling reduce_func again on the saved window.
-            key = int(current["key"])
-            elements = [decode_element(e) for e in current["elements"]]
-            sub = self._open(key, elements)
-            sub.set_state(current["state"])
-            self.current = (key, elements, sub)
+            sub = self._open(current_key, current_elements)
+            sub.set_state(current_state)
+            self.current = (current_key, current_elements, sub)

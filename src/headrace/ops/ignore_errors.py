@@ -99,6 +99,7 @@ class IgnoreErrorsIterator(NodeIterator):
         return {"parent": self.parent.get_state(), "errors_ignored": self.errors_ignored}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.errors_ignored = int(state["errors_ignored"])
+        fields = self._check_state(state)
+        errors_ignored = fields.int("errors_ignored")
+        self.parent.set_state(fields.dict("parent"))
+        self.errors_ignored = errors_ignored

@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..core.cpus import available_cpus
+from ..core.args import boolean, integer
+from ..core.closures import freeze
+from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError, InvalidArgumentError, check
 from ..core.naming import describe
 from ..core.node import AUTOTUNE, Context, Node, NodeIterator, open_user_dataset
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 
 
-def default_cycle_length() -> int:
-    """tf.data's choice for ``cycle_length=None`` or ``AUTOTUNE``: the CPUs this process may use."""
-    return available_cpus()
+def default_cycle_length(num_parallel_calls: int | None = None) -> int:
+    """tf.data's choice for ``cycle_length=None`` or ``AUTOTUNE``, which depends on
+    ``num_parallel_calls`` (see ``core.cpus.interleave_cycle_length``), so the order is tf.data's."""
+    return interleave_cycle_length(num_parallel_calls)
 
 
 def _positive_int(value: Any) -> bool:
@@ -48,6 +51,8 @@ class InterleaveNode(Node):
         deterministic: bool | None = None,
         name: str | None = None,
     ):
+        cycle_length, block_length = integer(cycle_length), integer(block_length)
+        num_parallel_calls, deterministic = integer(num_parallel_calls), boolean(deterministic)
         if not callable(map_func):
             raise InvalidArgumentError(
                 f"map_func={map_func!r} is not callable: pass a function returning a Dataset"
@@ -71,14 +76,15 @@ class InterleaveNode(Node):
             "None, a positive int, or AUTOTUNE",
         )
         check(deterministic in (None, True, False), "deterministic", deterministic, "None, True or False")
-        resolved_cycle = default_cycle_length() if cycle_length in (None, AUTOTUNE) else cycle_length
+        defaulted = cycle_length in (None, AUTOTUNE)
+        resolved_cycle = default_cycle_length(num_parallel_calls) if defaulted else cycle_length
         if num_parallel_calls not in (None, AUTOTUNE) and num_parallel_calls > resolved_cycle:
             raise InvalidArgumentError(
                 f"num_parallel_calls={num_parallel_calls} is not allowed: it must be <= cycle_length "
                 f"({resolved_cycle}); raise cycle_length or lower num_parallel_calls"
             )
         super().__init__(parent)
-        self.map_func = map_func
+        self.map_func = freeze(map_func)
         self.cycle_length = resolved_cycle
         self.block_length = 1 if block_length is None else block_length
         self.num_parallel_calls = num_parallel_calls
@@ -225,26 +231,38 @@ class InterleaveIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        if len(state["slots"]) != self.node.cycle_length:
+        fields = self._check_state(state)
+        node = self.node
+        if isinstance(state["slots"], list) and len(state["slots"]) != node.cycle_length:
             raise CheckpointError(
                 f"{self.name}: the checkpoint has {len(state['slots'])} cycle slots but this pipeline has "
-                f"cycle_length={self.node.cycle_length}"
+                f"cycle_length={node.cycle_length}"
             )
+        saved_slots = fields.list("slots", length=node.cycle_length)
+        position = fields.int("position")
+        cycle_index = fields.int("cycle_index", high=node.cycle_length - 1)
+        block_index = fields.int("block_index", high=node.block_length - 1)
+        end_of_input = fields.bool("end_of_input")
+        slots = [
+            None if saved is None else fields.record(saved, f"slots[{index}]", ("input", "position", "state"))
+            for index, saved in enumerate(saved_slots)
+        ]
+        for slot in slots:
+            if slot is not None:
+                slot.int("position", high=position - 1)
+                slot.dict("state")
         for index in range(len(self.slots)):
             self._close_slot(index)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.cycle_index = int(state["cycle_index"])
-        self.block_index = int(state["block_index"])
-        self.end_of_input = bool(state["end_of_input"])
-        for index, saved in enumerate(state["slots"]):
+        self.parent.set_state(fields.dict("parent"))
+        self.position, self.cycle_index, self.block_index = position, cycle_index, block_index
+        self.end_of_input = end_of_input
+        for index, saved in enumerate(slots):
             if saved is None:
                 continue
             # Sub-datasets are rebuilt by calling map_func again on the saved input element.
-            element = decode_element(saved["input"])
-            position = int(saved["position"])
+            element = saved.element("input")
+            position = saved.int("position")
             sub = self._open(element, position)
-            sub.set_state(saved["state"])
+            sub.set_state(saved.dict("state"))
             self.slots[index] = (element, position, sub)
             self.open_count += 1

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import builtins
+import itertools
 from collections.abc import Callable
 from typing import Any
 
+from ..core.args import boolean, integer
+from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe
 from ..core.node import AUTOTUNE, Context, Node, NodeIterator, call, note_stage, perf_ns
-from ..core.state import decode_element, encode_element
+from ..core.results import CONVERTED, tf_result, tf_results
+from ..core.state import encode_element
 from ..runtime.calls import apply
 from ..runtime.defaults import resolve_parallelism
 
@@ -37,6 +42,8 @@ class MapNode(Node):
         executor: str | None = None,
         seed: int | None = None,
     ):
+        num_parallel_calls, seed = integer(num_parallel_calls), integer(seed)
+        deterministic = boolean(deterministic)
         if not callable(map_func):
             raise InvalidArgumentError(
                 f"map_func={map_func!r} is not callable: pass a function of the element"
@@ -60,7 +67,7 @@ class MapNode(Node):
         if executor == "process":
             _check_picklable(map_func)
         super().__init__(parent)
-        self.map_func = map_func
+        self.map_func = freeze(map_func)
         self.num_parallel_calls = num_parallel_calls
         self.deterministic = deterministic
         self.name = name
@@ -149,13 +156,13 @@ class MapIterator(NodeIterator):
         if timed:
             self.self_ns += (perf_ns() - start) * 16
         self.produced += 1
-        return out
+        return tf_result(out) if type(out) in CONVERTED else out
 
     def _next_pending(self):
         position, is_output, value = self.pending.pop(0)
         if is_output:
             self.produced += 1
-            return value
+            return tf_result(value)
         start = perf_ns()
         try:
             out = call(self.fn, value) if self.seed is None else apply(self.fn, value, self._key(position))
@@ -164,7 +171,7 @@ class MapIterator(NodeIterator):
             raise
         self.self_ns += perf_ns() - start
         self.produced += 1
-        return out
+        return tf_result(out)
 
     def next_chunk(self, n: int) -> list:
         if self.pending:
@@ -181,11 +188,12 @@ class MapIterator(NodeIterator):
                 for offset, element in enumerate(chunk):
                     append(apply(fn, element, self._key(first + offset)))
             elif type(chunk[0]) is tuple:
-                for element in chunk:
-                    append(fn(*element))
+                out.extend(itertools.starmap(fn, chunk))
             else:
-                for element in chunk:
-                    append(fn(element))
+                # The loop runs in C; a failure leaves the outputs before it in `out` (extend keeps them).
+                out.extend(builtins.map(fn, chunk))
+            if len(out) != len(chunk):  # map_func raised StopIteration, which ends extend() quietly
+                raise StopIteration(f"map_func raised StopIteration on input element {first + len(out)}")
         except Exception as exc:
             # Keep what was computed before the failure and the inputs after it: nothing but the
             # failing element is lost, and no element is computed twice.
@@ -197,7 +205,7 @@ class MapIterator(NodeIterator):
             raise
         self.self_ns += perf_ns() - start
         self.produced += len(out)
-        return out
+        return tf_results(out)
 
     def reset(self) -> None:
         self.parent.reset()
@@ -215,11 +223,16 @@ class MapIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.iteration = int(state["iteration"])
-        self.epoch = int(state["epoch"])
-        self.pending = [
-            (int(position), bool(is_output), decode_element(v)) for position, is_output, v in state["pending"]
+        fields = self._check_state(state)
+        position, iteration, epoch = fields.int("position"), fields.int("iteration"), fields.int("epoch")
+        pending = [
+            (
+                fields.check_int(at, f"pending[{i}][0]", high=position),
+                fields.check_bool(is_output, f"pending[{i}][1]"),
+                fields.check_element(v, f"pending[{i}][2]"),
+            )
+            for i, (at, is_output, v) in enumerate(fields.rows("pending", 3, max_length=position))
         ]
+        self.parent.set_state(fields.dict("parent"))
+        self.position, self.iteration, self.epoch = position, iteration, epoch
+        self.pending = pending

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.args import boolean, integer
 from ..core.batch_iterator import BatchingIterator
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
@@ -37,6 +38,7 @@ class PaddedBatchNode(Node):
         drop_remainder: bool = False,
         name: str | None = None,
     ):
+        batch_size, drop_remainder = integer(batch_size), boolean(drop_remainder)
         check(
             isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0,
             "batch_size",

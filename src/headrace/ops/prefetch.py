@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.args import integer
 from ..core.errors import check
 from ..core.node import AUTOTUNE, Context, Node, NodeIterator
 from ..runtime.defaults import resolve_prefetch_buffer
@@ -20,6 +21,8 @@ class PrefetchNode(Node):
     op = "prefetch"
 
     def __init__(self, parent: Node, buffer_size: int, name: str | None = None):
+        # tf.data: None means AUTOTUNE.
+        buffer_size = AUTOTUNE if buffer_size is None else integer(buffer_size)
         check(
             buffer_size == AUTOTUNE
             or (isinstance(buffer_size, int) and not isinstance(buffer_size, bool) and buffer_size >= 0),
@@ -39,6 +42,13 @@ class PrefetchNode(Node):
 
     def cardinality(self) -> int:
         return self.parents[0].cardinality()
+
+    # Prefetching changes no element, so global_shuffle and O(1) skip see through it (as tf.data).
+    def random_access_length(self) -> int | None:
+        return self.parents[0].random_access_length()
+
+    def elements_at(self, indices, access) -> list:
+        return self.parents[0].elements_at(indices, access)
 
     def iterator(self, ctx: Context) -> NodeIterator:
         parent = self.parents[0].iterator(ctx)

@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.batching import concat_rows, leaf_paths, slice_rows
+from ..core.batching import LayoutCheck, check_batched, concat_rows, slice_rows
 from ..core.errors import InvalidArgumentError, StructureError
 from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
 from ..core.spec import TensorSpec
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 from ..core.structure import flatten, map_structure
 
 
@@ -100,6 +100,7 @@ class RebatchIterator(NodeIterator):
         self.pieces: list = []  # unreturned rows, as slices of input batches
         self.rows = 0
         self.template: Any = None  # a 0-row slice, for empty output batches
+        self.layout = LayoutCheck(self.name)
 
     def _pull(self) -> None:
         try:
@@ -108,14 +109,8 @@ class RebatchIterator(NodeIterator):
             self.end_of_input = True
             return
         self.position += 1
-        leaves = flatten(batch)
-        if any(np.ndim(leaf) == 0 for leaf in leaves) or len({np.shape(leaf)[0] for leaf in leaves}) != 1:
-            shapes = ", ".join(f"{p or 'element'} {np.shape(v)}" for p, v in zip(leaf_paths(batch), leaves))
-            raise StructureError(
-                f"{self.name}: input element {self.position - 1} is not a batch ({shapes}); every "
-                "component needs the same leading (batch) dimension: use batch before rebatch"
-            )
-        rows = int(np.shape(leaves[0])[0])
+        rows = check_batched(batch, self.name, self.position - 1, ": use batch before rebatch")
+        self.layout(batch, self.position - 1)
         if self.template is None:
             self.template = slice_rows(batch, 0, 0)
         if rows:
@@ -197,15 +192,27 @@ class RebatchIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.cycle_index = int(state["cycle_index"])
-        self.end_of_input = bool(state["end_of_input"])
-        self.done = bool(state["done"])
-        self.template = None if state["template"] is None else decode_element(state["template"])
-        self.pieces, self.rows = [], 0
-        if state["rest"] is not None:
-            rest = decode_element(state["rest"])
-            self.pieces = [rest]
-            self.rows = int(np.shape(flatten(rest)[0])[0])
+        fields = self._check_state(state)
+        position = fields.int("position")
+        cycle_index = fields.int("cycle_index", high=len(self.node.batch_sizes) - 1)
+        end_of_input, done = fields.bool("end_of_input"), fields.bool("done")
+        template = fields.element("template", optional=True)
+        rest = fields.element("rest", optional=True)
+        rows = 0
+        for field, value in (("template", template), ("rest", rest)):
+            try:
+                size = None if value is None else check_batched(value, self.name, position - 1)
+            except StructureError as exc:
+                raise fields.fail(field, "a value that is not a batch", f"a batch ({exc})") from None
+            if field == "template" and size:
+                raise fields.fail(field, f"a batch of {size} rows", "an empty (0-row) batch")
+            rows = size or 0
+        self.parent.set_state(fields.dict("parent"))
+        self.position, self.cycle_index, self.end_of_input, self.done = (
+            position,
+            cycle_index,
+            end_of_input,
+            done,
+        )
+        self.template = template
+        self.pieces, self.rows = ([rest], rows) if rest is not None and rows else ([], 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.args import integer
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Node, NodeIterator
 
@@ -15,6 +16,7 @@ class RepeatNode(Node):
     op = "repeat"
 
     def __init__(self, parent: Node, count: int | None = None, name: str | None = None):
+        count = integer(count)
         check(
             count is None or (isinstance(count, int) and not isinstance(count, bool) and count >= -1),
             "count",
@@ -114,7 +116,9 @@ class RepeatIterator(NodeIterator):
         return {"parent": self.parent.get_state(), "epoch": self.epoch, "in_epoch": self.in_epoch}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.epoch = int(state["epoch"])
-        self.in_epoch = int(state["in_epoch"])
+        fields = self._check_state(state)
+        count = self.node.count
+        epoch = fields.int("epoch", high=None if count == -1 else count)
+        in_epoch = fields.int("in_epoch")
+        self.parent.set_state(fields.dict("parent"))
+        self.epoch, self.in_epoch = epoch, in_epoch

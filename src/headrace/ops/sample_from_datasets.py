@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.args import boolean, integer
 from ..core.errors import InvalidArgumentError, check
 from ..core.node import (
     INFINITE_CARDINALITY,
@@ -14,11 +15,12 @@ from ..core.node import (
     Context,
     Node,
     NodeIterator,
+    derived,
     fresh_seed,
     resolve_seed,
 )
 from ..core.spec import common_spec
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 
 _BLOCK = 256  # uniforms drawn per numpy call
 
@@ -76,6 +78,7 @@ class SampleFromDatasetsNode(Node):
         rerandomize_each_iteration: bool | None = None,
         name: str | None = None,
     ):
+        seed, stop_on_empty_dataset = integer(seed), boolean(stop_on_empty_dataset)
         if not datasets:
             raise InvalidArgumentError("datasets=[] is not allowed: pass a non-empty list of datasets")
         check(
@@ -113,7 +116,7 @@ class SampleFromDatasetsNode(Node):
             specs = [d.element_spec for d in datasets]
         except Exception:  # noqa: BLE001 (finding it runs user code: the spec is checked when asked)
             return
-        self.__dict__["_element_spec"] = common_spec(specs, _names(len(specs)), self.op)
+        derived(self)["element_spec"] = common_spec(specs, _names(len(specs)), self.op)
 
     @property
     def datasets(self) -> tuple[Node, ...]:
@@ -342,16 +345,26 @@ class SampleFromDatasetsIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        for it, sub in zip(self.datasets, state["datasets"]):
-            it.set_state(sub)
+        fields = self._check_state(state)
+        count = len(self.datasets)
+        datasets = fields.list("datasets", length=count)
+        weights = fields.dict("weights", optional=self.weights is None)
+        seed, iteration, epoch = fields.seed("seed"), fields.int("iteration"), fields.int("epoch")
+        draws = fields.int("draws", high=2**64 - 1)
+        exhausted = [
+            fields.check_bool(e, f"exhausted[{i}]")
+            for i, e in enumerate(fields.list("exhausted", length=count))
+        ]
+        done = fields.bool("done")
+        choices = [
+            c if isinstance(c, str) else fields.check_int(c, f"choices[{i}]", high=count - 1)
+            for i, c in enumerate(fields.list("choices"))
+        ]
+        ready = fields.elements("ready")
+        for i, (it, sub) in enumerate(zip(self.datasets, datasets)):
+            it.set_state(fields.record(sub, f"datasets[{i}]", ()).state)
         if self.weights is not None:
-            self.weights.set_state(state["weights"])
-        self.seed = int(state["seed"])
-        self.iteration = int(state["iteration"])
-        self.epoch = int(state["epoch"])
-        self._seek(int(state["draws"]))
-        self.exhausted = [bool(e) for e in state["exhausted"]]
-        self.done = bool(state["done"])
-        self.choices = list(state["choices"])
-        self.ready = [decode_element(e) for e in state["ready"]]
+            self.weights.set_state(weights)
+        self.seed, self.iteration, self.epoch = seed, iteration, epoch
+        self._seek(draws)
+        self.exhausted, self.done, self.choices, self.ready = exhausted, done, choices, ready

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, StructureError
 from ..core.naming import describe
 from ..core.node import Context, Node, NodeIterator, note_stage, perf_ns
-from ..core.state import decode_element, encode_element
-from ..core.user_state import as_state, check_new_state
+from ..core.state import encode_element
+from ..core.user_state import as_state, check_new_state, restored_state
 
 
 class ScanNode(Node):
@@ -29,7 +30,7 @@ class ScanNode(Node):
         super().__init__(parent)
         self.initial_state = as_state(initial_state, "initial_state")
         encode_element(self.initial_state)  # fail now, not at the first checkpoint
-        self.scan_func = scan_func
+        self.scan_func = freeze(scan_func)
         self.name = name
 
     def describe_args(self) -> str:
@@ -88,7 +89,8 @@ class ScanIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.state = decode_element(state["state"])
+        fields = self._check_state(state)
+        position = fields.int("position")
+        value = restored_state(fields, "state", self.node.initial_state)
+        self.parent.set_state(fields.dict("parent"))
+        self.position, self.state = position, value

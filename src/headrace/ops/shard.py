@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.args import integer
 from ..core.errors import InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 
 # From this many shards on, gaps are skipped with the input's seek_forward when it can (range, tensor
 # slices, indexed files) instead of reading and dropping them.
@@ -29,6 +30,7 @@ class ShardNode(Node):
     op = "shard"
 
     def __init__(self, parent: Node, num_shards: int, index: int, name: str | None = None):
+        num_shards, index = integer(num_shards), integer(index)
         if not _is_int(num_shards) or num_shards < 1:
             raise InvalidArgumentError(f"num_shards={num_shards!r} is not allowed: a positive int")
         if not _is_int(index) or not 0 <= index < num_shards:
@@ -155,7 +157,8 @@ class ShardIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.kept = [decode_element(e) for e in state["kept"]]
+        fields = self._check_state(state)
+        position = fields.int("position")
+        kept = fields.elements("kept", max_length=position)
+        self.parent.set_state(fields.dict("parent"))
+        self.position, self.kept = position, kept

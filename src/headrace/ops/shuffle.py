@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.args import boolean, integer
 from ..core.errors import check
 from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, perf_ns, resolve_seed
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 
 _BLOCK = 1024  # uniforms drawn per numpy call; one numpy call per element would dominate the cost
 
@@ -30,6 +31,8 @@ class ShuffleNode(Node):
         reshuffle_each_iteration: bool | None = None,
         name: str | None = None,
     ):
+        buffer_size, seed = integer(buffer_size), integer(seed)
+        reshuffle_each_iteration = boolean(reshuffle_each_iteration)
         check(
             isinstance(buffer_size, int) and not isinstance(buffer_size, bool) and buffer_size > 0,
             "buffer_size",
@@ -159,13 +162,15 @@ class ShuffleIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.seed = int(state["seed"])
-        self.iteration = int(state["iteration"])
-        self._start_epoch(int(state["epoch"]), int(state["draws"]))
-        self.exhausted = bool(state["exhausted"])
-        self.buffer = [decode_element(e) for e in state["buffer"]]
+        fields = self._check_state(state)
+        seed, iteration, epoch = fields.seed("seed"), fields.int("iteration"), fields.int("epoch")
+        draws, exhausted = fields.int("draws", high=2**64 - 1), fields.bool("exhausted")
+        buffer = fields.elements("buffer", max_length=self.node.buffer_size)
+        self.parent.set_state(fields.dict("parent"))
+        self.seed, self.iteration = seed, iteration
+        self._start_epoch(epoch, draws)
+        self.exhausted = exhausted
+        self.buffer = buffer
 
 
 class IndexShuffleIterator(NodeIterator):
@@ -235,10 +240,10 @@ class IndexShuffleIterator(NodeIterator):
         return {"seed": self.seed, "iteration": self.iteration, "epoch": self.epoch, "draws": self.draws}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.seed, self.iteration = int(state["seed"]), int(state["iteration"])
-        self._start_epoch(int(state["epoch"]))
-        remaining = int(state["draws"])
+        fields = self._check_state(state)
+        self.seed, self.iteration = fields.seed("seed"), fields.int("iteration")
+        epoch, remaining = fields.int("epoch"), fields.int("draws", high=self.length)
+        self._start_epoch(epoch)
         while remaining > 0:  # replay the bookkeeping in blocks; no element is read
             step = min(remaining, 1 << 16)
             self._pick(step)

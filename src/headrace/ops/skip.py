@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.args import integer
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
 
@@ -12,6 +13,7 @@ class SkipNode(Node):
     op = "skip"
 
     def __init__(self, parent: Node, count: int, name: str | None = None):
+        count = integer(count)
         check(
             isinstance(count, int) and not isinstance(count, bool) and count >= -1,
             "count",
@@ -97,7 +99,8 @@ class SkipIterator(NodeIterator):
         return {"parent": self.parent.get_state(), "skipped": self.skipped, "dropped": self.dropped}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.skipped = bool(state["skipped"])
-        self.dropped = int(state["dropped"])
+        fields = self._check_state(state)
+        count = self.node.count
+        skipped, dropped = fields.bool("skipped"), fields.int("dropped", high=None if count == -1 else count)
+        self.parent.set_state(fields.dict("parent"))
+        self.skipped, self.dropped = skipped, dropped

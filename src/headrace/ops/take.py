@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.args import integer
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
 
@@ -10,6 +11,7 @@ class TakeNode(Node):
     op = "take"
 
     def __init__(self, parent: Node, count: int, name: str | None = None):
+        count = integer(count)
         check(
             isinstance(count, int) and not isinstance(count, bool) and count >= -1,
             "count",
@@ -85,6 +87,8 @@ class TakeIterator(NodeIterator):
         return {"parent": self.parent.get_state(), "taken": self.produced}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.produced = int(state["taken"])
+        fields = self._check_state(state)
+        count = self.node.count
+        taken = fields.int("taken", high=None if count == -1 else count)
+        self.parent.set_state(fields.dict("parent"))
+        self.produced = taken

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
 from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator, note_stage, perf_ns, predicate_bool
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 
 
 class TakeWhileNode(Node):
@@ -23,7 +24,7 @@ class TakeWhileNode(Node):
                 f"predicate={predicate!r} is not callable: pass a function returning a bool"
             )
         super().__init__(parent)
-        self.predicate = predicate
+        self.predicate = freeze(predicate)
         self.name = name
 
     def describe_args(self) -> str:
@@ -113,9 +114,9 @@ class TakeWhileIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.done = bool(state["done"])
-        self.passed = [decode_element(e) for e in state["passed"]]
-        self.untested = [decode_element(e) for e in state["untested"]]
+        fields = self._check_state(state)
+        position, done = fields.int("position"), fields.bool("done")
+        passed = fields.elements("passed", max_length=position)
+        untested = fields.elements("untested", max_length=position - len(passed))
+        self.parent.set_state(fields.dict("parent"))
+        self.position, self.done, self.passed, self.untested = position, done, passed, untested

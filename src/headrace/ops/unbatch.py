@@ -4,28 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ..core.batching import leaf_paths, slice_rows, split
+from ..core.batching import LayoutCheck, check_batched, slice_rows, split
 from ..core.errors import InvalidArgumentError, StructureError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
-from ..core.state import decode_element, encode_element
-from ..core.structure import flatten, map_structure
-
-
-def check_batched(element: Any, stage: str, position: int) -> int:
-    """The batch size of ``element``, or a StructureError naming the component that is not batched."""
-    leaves = flatten(element)
-    sizes = [np.shape(leaf)[0] if np.ndim(leaf) > 0 else None for leaf in leaves]
-    if None in sizes or len(set(sizes)) != 1:
-        paths = [path or "the element" for path in leaf_paths(element)]
-        shapes = ", ".join(f"{path} {np.shape(leaf)}" for path, leaf in zip(paths, leaves))
-        problem = "is a scalar" if None in sizes else "has different leading sizes"
-        raise StructureError(
-            f"{stage}: input element {position} {problem} ({shapes}); every component needs the same "
-            "leading (batch) dimension"
-        )
-    return int(sizes[0])
+from ..core.state import encode_element
+from ..core.structure import map_structure
 
 
 class UnbatchNode(Node):
@@ -67,6 +50,7 @@ class UnbatchIterator(NodeIterator):
         self.batch: Any = None  # the batch being split, and the rows of it not yet returned
         self.rows: list = []
         self.offset = 0
+        self.layout = LayoutCheck(self.name)
 
     def _next_batch(self) -> None:
         while self.offset >= len(self.rows):
@@ -74,6 +58,7 @@ class UnbatchIterator(NodeIterator):
             self.position += 1
             start = perf_ns()
             check_batched(batch, self.name, self.position - 1)
+            self.layout(batch, self.position - 1)
             self.batch, self.rows, self.offset = batch, split(batch), 0
             self.self_ns += perf_ns() - start
 
@@ -107,10 +92,16 @@ class UnbatchIterator(NodeIterator):
         return {"parent": self.parent.get_state(), "position": self.position, "rest": rest}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.parent.set_state(state["parent"])
-        self.position = int(state["position"])
-        self.batch, self.rows, self.offset = None, [], 0
-        if state["rest"] is not None:
-            self.batch = decode_element(state["rest"])
-            self.rows = split(self.batch)
+        fields = self._check_state(state)
+        position = fields.int("position")
+        rest = fields.element("rest", optional=True)
+        rows = []
+        if rest is not None:
+            try:
+                check_batched(rest, self.name, position - 1)
+            except StructureError as exc:
+                raise fields.fail("rest", "a value that is not a batch", f"a batch ({exc})") from None
+            rows = split(rest)
+        self.parent.set_state(fields.dict("parent"))
+        self.position = position
+        self.batch, self.rows, self.offset = rest, rows, 0

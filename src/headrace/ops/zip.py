@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.errors import InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 from ..core.structure import flatten, pack_as
 
 
@@ -179,8 +179,19 @@ class ZipIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        for it, sub in zip(self.inputs, state["inputs"]):
+        fields = self._check_state(state)
+        count = len(self.inputs)
+        inputs = fields.list("inputs", length=count)
+        exhausted = fields.bool("exhausted")
+        columns = fields.list("pulled", length=count)
+        pulled = []
+        for i, column in enumerate(columns):
+            if not isinstance(column, list):
+                raise fields.fail(f"pulled[{i}]", column, "a list of elements")
+            pulled.append([fields.check_element(e, f"pulled[{i}][{j}]") for j, e in enumerate(column)])
+        for i, (it, sub) in enumerate(zip(self.inputs, inputs)):
+            if not isinstance(sub, dict):
+                raise fields.fail(f"inputs[{i}]", sub, "a dict (a stage's state)")
             it.set_state(sub)
-        self.exhausted = bool(state["exhausted"])
-        self.pulled = [[decode_element(e) for e in column] for column in state["pulled"]]
+        self.exhausted = exhausted
+        self.pulled = pulled

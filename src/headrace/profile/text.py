@@ -67,6 +67,10 @@ def render_report(stats: Stats) -> str:
     if tuned:
         lines.append("Autotuned:")
         lines.extend(f"  {s.name}: {s.extra['tuned']}" for s in tuned)
+    chosen = [s for s in stats.stages if s.extra.get("executor_reason")]
+    if chosen:
+        lines.append("Executors:")
+        lines.extend(f"  {s.name}: {s.executor}: {s.extra['executor_reason']}" for s in chosen)
     lines.append("")
     lines.extend(stage_table(stats))
     return "\n".join(lines)

@@ -1,36 +1,123 @@
-"""``executor=None``: pick threads or processes for a map function by measuring it.
+"""``executor=None``: pick threads or processes for a map stage, once, by measuring its function.
 
-The first elements are computed alone and timed (``t1``, the faster of two when four elements are
-available, so one-time costs of a first call do not count); the next two are computed at the same time,
-one in a helper thread and one in the caller (``t2``, wall time). A function that releases the GIL
-(numpy, zlib, image decoding, I/O) runs both at once, ``t2 / t1`` near 1; one that holds it (pure
-Python) runs them in turn, near 2. The rule:
+The probe computes real elements (they are handed on in order, never computed twice): two alone,
+then three pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
+thread's clocks: CPU time (``thread_time``) and, on Linux, the time it sat runnable waiting for a
+core (``/proc/thread-self/schedstat``). What is left of the wall time is time the thread was
+*blocked*: waiting on I/O or on the GIL. A call blocked longer in a pair than alone waited for the
+other call to let go of the GIL; that extra time over the other call's CPU time is the share of a
+call that holds the GIL (``gil_fraction``: ~1 for pure Python, ~0 for numpy, zlib, decoders, I/O).
+Another program keeping the cores busy lengthens wall times and run-queue waits, not CPU or
+blocked times. Where it does disturb a pair (a thread waiting for the GIL may also wait for a core,
+which then counts as load), it lowers the fraction: load can only push towards threads, never
+towards processes. Three pairs are measured and the median counts.
 
-- one worker or one CPU: threads (processes could not run more at once);
-- the function cannot be pickled with cloudpickle: threads;
-- ``t1`` under :data:`MIN_PROCESS_CALL_SECONDS`: threads (a process round trip costs tens of
-  microseconds, more than such a call);
-- ``t2 / t1`` above :data:`GIL_RATIO`: processes; else threads.
+The rule, from those numbers (:func:`decide`):
 
-The three results are real outputs, handed on in order. This is a first heuristic measured on three
-elements; the autotuner refines the choice from running statistics.
+- one worker or one CPU, or a function cloudpickle cannot send: threads;
+- one call uses under :data:`MIN_PROCESS_CALL_SECONDS` of CPU: threads (a process round trip costs
+  more than such a call; functions that mostly wait on I/O land here);
+- while a call runs alone, native threads (not Python's: BLAS pools, threaded decoders) use more than
+  :data:`OWN_THREADS` of its CPU: threads (processes would each start such pools on the same cores);
+- processes only when they are estimated at least :data:`PROCESS_GAIN` times faster than threads:
+  threads are capped by the GIL at ``1 / gil_fraction`` calls at once, processes by the cores and
+  :data:`PROCESS_COST_SECONDS` of transfer per element. So a function that releases the GIL gets
+  threads.
+
+The choice is made once per stage of a pipeline, at its first iteration, and kept (:func:`remember`)
+for every later epoch and ``iter()`` of it; ``executor=`` skips the probe. ``Dataset.explain()`` and
+``it.stats().report()`` show the reason.
 
 >>> import time
->>> kind, reason, outcomes, ratio = choose_executor(lambda: None, [lambda: time.sleep(0.002)] * 3, 2, 2)
->>> kind, len(outcomes)
-('thread', 3)
+>>> choice, outcomes = probe(lambda: None, [lambda: time.sleep(0.002)] * 6, workers=2, cpus=2)
+>>> choice.kind, len(outcomes)  # calls this cheap in CPU need no pair: two elements were computed
+('thread', 2)
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
+from time import process_time_ns, thread_time_ns
 from typing import Any
 
 from ..core.node import perf_ns
 
 MIN_PROCESS_CALL_SECONDS = 200e-6
-GIL_RATIO = 1.5
+PROCESS_COST_SECONDS = 50e-6  # the parent's share of sending one element to a process and back
+PROCESS_GAIN = 1.5  # processes must be estimated this much faster than threads: a large, robust gain
+SOLO_CALLS = 2  # the first call often pays one-time costs (imports, kernels loading): the faster counts
+PAIRS = 3  # the probe is repeated; the median pair counts, so one disturbed pair cannot decide
+PROBE_ELEMENTS = SOLO_CALLS + 2 * PAIRS
+OWN_THREADS = 0.3  # other threads of the process burn this much CPU per CPU of a call: it has its own
+
+_SCHEDSTAT = "/proc/thread-self/schedstat"
+_has_schedstat = os.path.exists(_SCHEDSTAT)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The executor of one stage and why; measurements are None where they were not taken."""
+
+    kind: str
+    reason: str
+    cpu_seconds: float | None = None  # CPU time of one call
+    wall_seconds: float | None = None  # its wall time, less time spent waiting for a core
+    gil_fraction: float | None = None  # share of a call that holds the GIL
+    final: bool = True  # False: decided without a measurement (the next iteration measures again)
+
+
+# --- remembered choices: one per stage per pipeline ----------------------------------------------
+# Keyed weakly by the stage's (immutable) node: the run-time state of the pipeline lives beside its
+# description, not in it, and goes away with it.
+_choices: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def remembered(node: Any) -> Choice | None:
+    """The choice made for ``node`` by an earlier iteration, if any."""
+    with _lock:
+        return _choices.get(node)
+
+
+def remember(node: Any, choice: Choice) -> None:
+    with _lock:
+        _choices.setdefault(node, choice)
+
+
+# --- measuring --------------------------------------------------------------------------------------
+@dataclass
+class Timing:
+    wall_ns: int
+    cpu_ns: int
+    delay_ns: int  # runnable but waiting for a core (0 where the kernel does not say)
+
+    @property
+    def blocked_ns(self) -> int:
+        """Time off the CPU by the thread's own doing: I/O, locks, the GIL."""
+        return max(0, self.wall_ns - self.cpu_ns - self.delay_ns)
+
+
+def _run_delay_ns() -> int:
+    if not _has_schedstat:
+        return 0
+    try:
+        with open(_SCHEDSTAT, "rb") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _clocks() -> tuple[int, int, int]:
+    return perf_ns(), thread_time_ns(), _run_delay_ns()
+
+
+def _since(start: tuple[int, int, int], wall_from: int | None = None) -> Timing:
+    wall, cpu, delay = _clocks()
+    return Timing(wall - (start[0] if wall_from is None else wall_from), cpu - start[1], delay - start[2])
 
 
 def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
@@ -40,74 +127,161 @@ def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
         return False, exc
 
 
-def decide(t1: float, t2: float | None, picklable: str | None, workers: int, cpus: int) -> tuple[str, str]:
-    """The rule above, on measured seconds; ``picklable`` is None or why pickling failed."""
-    if workers < 2 or cpus < 2:
-        return "thread", f"{min(workers, cpus)} worker/CPU: processes could not run more at once"
-    if picklable is not None:
-        return "thread", f"map_func cannot be pickled for a process ({picklable})"
-    if t1 < MIN_PROCESS_CALL_SECONDS:
-        return "thread", f"one call takes {t1 * 1e6:.0f} us: too short for a process round trip to pay off"
-    if t2 is None:
-        return "thread", "could not measure two calls at once"
-    ratio = t2 / t1
-    if ratio > GIL_RATIO:
-        return "process", f"two calls at once took {ratio:.2f}x one call: map_func holds the GIL"
-    return "thread", f"two calls at once took {ratio:.2f}x one call: map_func releases the GIL"
+def _python_threads_cpu_ns() -> int | None:
+    """CPU time of every Python thread of this process (None where /proc does not say)."""
+    total = 0
+    for thread in threading.enumerate():
+        try:
+            with open(f"/proc/self/task/{thread.native_id}/schedstat", "rb") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError, TypeError):
+            if thread is threading.current_thread():
+                return None
+    return total
 
 
-def choose_executor(
+def _solo(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing, int | None]:
+    """The outcome, the thread's timing, and the CPU time that threads Python does not know (BLAS
+    pools, threaded decoders) used meanwhile: the call's own helpers. Other pipeline stages' workers
+    are Python threads, so they do not count."""
+    process, python, start = process_time_ns(), _python_threads_cpu_ns(), _clocks()
+    outcome = _run(call)
+    timing = _since(start)
+    after = _python_threads_cpu_ns()
+    if python is None or after is None:
+        return outcome, timing, None
+    return outcome, timing, max(0, (process_time_ns() - process) - (after - python))
+
+
+def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
+    """``first`` in a helper thread and ``second`` here, released together. Each thread reads its
+    clocks before the release and measures its wall time from the release: a call waiting for the GIL
+    cannot start its own clock until it has it."""
+    stamps: list[int] = []
+    box: list = []
+    together = threading.Barrier(2, action=lambda: stamps.append(perf_ns()))
+
+    def timed(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing]:
+        start = _clocks()
+        together.wait()
+        outcome = _run(call)
+        return outcome, _since(start, wall_from=stamps[0])
+
+    helper = threading.Thread(target=lambda: box.append(timed(first)), name="headrace executor probe")
+    helper.start()
+    here = timed(second)
+    helper.join()
+    return [box[0], here]
+
+
+def gil_fraction(solo_blocked_ns: int, pair: list[Timing]) -> float | None:
+    """Share of a call holding the GIL, from a pair run at once: the longest extra block of one call
+    over the other call's CPU time (a call can wait for the GIL at most while the other computes)."""
+    (a, b) = pair
+    shares = []
+    for waiter, other in ((a, b), (b, a)):
+        if other.cpu_ns > 0:
+            shares.append((waiter.blocked_ns - solo_blocked_ns) / other.cpu_ns)
+    return min(1.0, max(0.0, max(shares))) if shares else None
+
+
+def probe(
     fn: Callable, calls: list[Callable[[], Any]], workers: int, cpus: int
-) -> tuple[str, str, list[tuple[bool, Any]], float | None]:
-    """Measure ``calls`` (up to 4 thunks computing real elements) and decide; returns the executor
-    kind, the reason, the outcomes ``(ok, value)`` of the calls made (a prefix of ``calls``), and the
-    measured :func:`gil_ratio` (None when not measured)."""
+) -> tuple[Choice, list[tuple[bool, Any]]]:
+    """Measure ``calls`` (up to :data:`PROBE_ELEMENTS` thunks computing real elements, in order) and
+    decide; returns the choice and the outcomes ``(ok, value)`` of the calls made (a prefix of
+    ``calls``)."""
     outcomes: list[tuple[bool, Any]] = []
     if workers < 2 or cpus < 2 or not calls:
-        kind, reason = decide(0.0, None, None, workers, cpus)
-        return kind, reason, outcomes, None
+        return decide(workers, cpus), outcomes
     try:
         import cloudpickle  # noqa: PLC0415
 
         cloudpickle.dumps(fn)
-        unpicklable = None
     except Exception as exc:  # noqa: BLE001
-        unpicklable = f"{type(exc).__name__}: {exc}"
-    # Alone first, twice when there are calls to spare: a first call often pays one-time costs
-    # (imports, compiled kernels loading) that would make concurrency look free.
-    solo = 2 if len(calls) >= 4 else 1
-    t1 = float("inf")
-    for index in range(solo):
-        start = perf_ns()
-        outcomes.append(_run(calls[index]))
-        t1 = min(t1, (perf_ns() - start) / 1e9)
-        if not outcomes[-1][0]:
-            break
-    t2 = None
-    ok = all(ok for ok, _ in outcomes)
-    if ok and len(calls) >= solo + 2 and unpicklable is None and t1 >= MIN_PROCESS_CALL_SECONDS:
-        box: list = []
-        together = threading.Barrier(2)  # time the calls, not the thread's start
-
-        def in_helper() -> None:
-            together.wait()
-            box.append(_run(calls[solo]))
-
-        helper = threading.Thread(target=in_helper, name="headrace executor probe")
-        helper.start()
-        together.wait()
-        start = perf_ns()
-        here = _run(calls[solo + 1])
-        helper.join()
-        t2 = (perf_ns() - start) / 1e9
-        outcomes.extend([box[0], here])
-        if not (box[0][0] and here[0]):
-            t2 = None
-    kind, reason = decide(t1, t2, unpicklable, workers, cpus)
-    return kind, reason, outcomes, gil_ratio(t1, t2)
+        return decide(workers, cpus, unpicklable=f"{type(exc).__name__}: {exc}"), outcomes
+    solo: list[Timing] = []
+    helpers = 0.0  # CPU of the call's own native threads per CPU of the call: BLAS, threaded decoders
+    for call in calls[:SOLO_CALLS]:
+        outcome, timing, native_cpu = _solo(call)
+        outcomes.append(outcome)
+        solo.append(timing)
+        if not outcome[0]:
+            return decide(workers, cpus, failed=True), outcomes
+        if native_cpu is not None:
+            helpers = max(helpers, native_cpu / max(timing.cpu_ns, 1))
+    best = min(solo, key=lambda t: t.cpu_ns)
+    cpu, wall = best.cpu_ns / 1e9, (best.wall_ns - best.delay_ns) / 1e9
+    if helpers > OWN_THREADS:
+        return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, own_threads=helpers), outcomes
+    fractions: list[float] = []
+    if cpu >= MIN_PROCESS_CALL_SECONDS:  # else the rule needs no pair: spare the elements
+        solo_blocked = min(t.blocked_ns for t in solo)
+        for index in range(SOLO_CALLS, len(calls) - 1, 2):
+            results = _pair(calls[index], calls[index + 1])
+            outcomes.extend(outcome for outcome, _ in results)
+            if not all(outcome[0] for outcome, _ in results):
+                return decide(workers, cpus, failed=True), outcomes
+            fraction = gil_fraction(solo_blocked, [timing for _, timing in results])
+            if fraction is not None:
+                fractions.append(fraction)
+            if len(fractions) == PAIRS:
+                break
+    measured = sorted(fractions)[PAIRS // 2] if len(fractions) == PAIRS else None
+    return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, gil=measured), outcomes
 
 
-def gil_ratio(t1: float, t2: float | None) -> float | None:
-    """``t2 / t1``: near 1 when two calls run at once (the GIL is released), near 2 when they take
-    turns (it is held)."""
-    return t2 / t1 if t2 is not None and t1 > 0 else None
+def decide(
+    workers: int,
+    cpus: int,
+    *,
+    unpicklable: str | None = None,
+    failed: bool = False,
+    cpu_seconds: float | None = None,
+    wall_seconds: float | None = None,
+    gil: float | None = None,
+    own_threads: float | None = None,
+) -> Choice:
+    """The rule above, on measured seconds.
+
+    >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.98).kind
+    'process'
+    >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.05).reason
+    'holds the GIL 5% of a call (median of 3 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
+    """
+    measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
+    if workers < 2 or cpus < 2:
+        return Choice("thread", f"{min(workers, cpus)} worker/CPU: processes could not run more at once")
+    if unpicklable is not None:
+        return Choice("thread", f"map_func cannot be pickled for a process ({unpicklable})")
+    if failed:
+        return Choice("thread", "map_func raised while measured: threads for now", final=False)
+    if cpu_seconds is None or wall_seconds is None:
+        return Choice("thread", "too few elements to measure map_func", final=False)
+    if cpu_seconds < MIN_PROCESS_CALL_SECONDS:
+        what = "it mostly waits, which releases the GIL" if cpu_seconds < wall_seconds / 2 else "cheap"
+        return Choice(
+            "thread",
+            f"one call uses {cpu_seconds * 1e6:,.0f} us of CPU ({what}): too little for a process "
+            "round trip to pay off",
+            **measured,
+        )
+    if own_threads is not None:
+        return Choice(
+            "thread",
+            f"while one call ran, native threads used {own_threads:.1f}x its CPU (map_func has its own "
+            "threads, e.g. BLAS or a threaded decoder): processes would compete with them for the cores",
+            **measured,
+        )
+    if gil is None:
+        return Choice("thread", "too few elements to measure two calls at once", **measured, final=False)
+    wall = max(wall_seconds, cpu_seconds)
+    threads = min(workers, wall / max(gil * cpu_seconds, 1e-12))
+    processes = min(workers, cpus * wall / cpu_seconds) * wall / (wall + PROCESS_COST_SECONDS)
+    numbers = (
+        f"holds the GIL {100 * gil:.0f}% of a call (median of 3 pairs): {workers} threads reach "
+        f"~{threads:.1f}x one worker, processes ~{processes:.1f}x"
+    )
+    if processes >= PROCESS_GAIN * threads:
+        return Choice("process", numbers, **measured)
+    return Choice("thread", numbers, **measured)

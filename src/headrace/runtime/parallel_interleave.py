@@ -18,15 +18,77 @@ is only imported by ``ops/interleave.py`` when a parallel interleave is built.
 from __future__ import annotations
 
 import threading
+from time import thread_time_ns
 from typing import Any
 
 from ..core.errors import CheckpointError
-from ..core.node import Context, NodeIterator
-from ..core.state import decode_element, encode_element
+from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
+from ..core.state import StateFields, encode_element
 from ..ops.interleave import InterleaveIterator
 from .producer import BufferedIterator
 
 OWED = "headrace_read_ahead"  # key of a slot state that carries elements read ahead
+
+
+class Gate:
+    """A semaphore whose number of permits can change: how many slots may read at once (the
+    autotuner's knob for ``num_parallel_calls=AUTOTUNE``).
+
+    >>> gate = Gate(1); gate.acquire(); gate.resize(2); gate.acquire(); gate.release(); gate.release()
+    """
+
+    def __init__(self, permits: int):
+        self.cv = threading.Condition()
+        self.permits = permits
+        self.held = 0
+
+    def acquire(self) -> None:
+        with self.cv:
+            while self.held >= self.permits:
+                self.cv.wait()
+            self.held += 1
+
+    def release(self) -> None:
+        with self.cv:
+            self.held -= 1
+            self.cv.notify()
+
+    def resize(self, permits: int) -> None:
+        with self.cv:
+            self.permits = max(1, int(permits))
+            self.cv.notify_all()
+
+
+class ReadTally:
+    """Wall and CPU time the slots spent reading, summed over every slot of one iterator (the tuner
+    tells reads that wait on storage from reads that compute)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.wall_ns = 0
+        self.cpu_ns = 0
+
+    def add(self, wall_ns: int, cpu_ns: int) -> None:
+        with self.lock:
+            self.wall_ns += wall_ns
+            self.cpu_ns += cpu_ns
+
+
+class TimedReads:
+    """A sub-iterator whose ``next`` calls are timed into a :class:`ReadTally`; all else forwards."""
+
+    def __init__(self, inner: NodeIterator, tally: ReadTally):
+        self.inner, self.tally = inner, tally
+
+    def __next__(self) -> Any:
+        wall, cpu = perf_ns(), thread_time_ns()
+        try:
+            return next(self.inner)
+        finally:
+            self.tally.add(perf_ns() - wall, thread_time_ns() - cpu)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 class SlotReader(BufferedIterator):
@@ -41,7 +103,9 @@ class SlotReader(BufferedIterator):
 
     def set_state(self, state: dict) -> None:
         if isinstance(state, dict) and OWED in state:
-            self.producer.set_state(state["state"], [decode_element(v) for v in state[OWED]])
+            fields = StateFields(state, self.name, (OWED, "state"))
+            values = fields.elements(OWED)
+            self.producer.set_state(fields.dict("state"), values)
         elif isinstance(state, dict):
             self.producer.set_state(state, [])
         else:
@@ -55,13 +119,15 @@ class ParallelInterleaveIterator(InterleaveIterator):
         super().__init__(node, parent, ctx)
         self.parallelism = min(parallelism, node.cycle_length)
         self.deterministic = deterministic
-        # Every slot has a thread; the semaphore lets only `parallelism` of them read at once.
-        self.gate = threading.Semaphore(self.parallelism) if self.parallelism < node.cycle_length else None
+        self.tunable = node.num_parallel_calls == AUTOTUNE
+        # Every slot has a thread; the gate lets only `parallelism` of them read at once.
+        self.gate = Gate(self.parallelism) if self.tunable or self.parallelism < node.cycle_length else None
         self.capacity = max(2, node.block_length)
+        self.reads = ReadTally()
 
     def _open(self, element: Any, position: int) -> NodeIterator:
         sub = super()._open(element, position)
-        reader = SlotReader(sub.node, sub, self.capacity, self.gate)
+        reader = SlotReader(sub.node, TimedReads(sub, self.reads), self.capacity, self.gate)
         reader.producer.start()  # reads ahead from now on, while the cycle visits other slots
         return reader
 
@@ -92,6 +158,14 @@ class ParallelInterleaveIterator(InterleaveIterator):
                     return True, value
         return False, None
 
+    def tunable_knobs(self) -> dict[str, tuple[int, int]]:
+        """``num_parallel_calls=AUTOTUNE``: how many slots read at once, up to ``cycle_length``."""
+        return {"parallelism": (self.parallelism, self.node.cycle_length)} if self.tunable else {}
+
+    def set_knob(self, name: str, value: int) -> None:
+        self.parallelism = max(1, min(self.node.cycle_length, int(value)))
+        self.gate.resize(self.parallelism)
+
     def counters(self) -> dict:
         out = super().counters()
         readers = [slot[2] for slot in self.slots if slot is not None]
@@ -103,5 +177,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
             buffer_capacity=self.capacity * self.node.cycle_length,
             buffered=sum(reader.producer.occupancy() for reader in readers),
             input_wait_seconds=sum(reader.producer.input_wait_ns for reader in readers) / 1e9,
+            busy_seconds=self.reads.wall_ns / 1e9,  # reading, summed over slots
+            cpu_seconds=self.reads.cpu_ns / 1e9,
         )
         return out

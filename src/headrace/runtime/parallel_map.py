@@ -17,23 +17,30 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 import weakref
 from collections import deque
 from typing import Any
 
 from ..core.errors import WorkerError
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
-from ..core.state import decode_element, encode_element
+from ..core.results import CONVERTED, tf_result
+from ..core.state import encode_element
+from . import choose, pool
 from .calls import apply
-from .choose import choose_executor
 from .defaults import available_cpus, in_flight_window
-from .processes import ProcessExecutor, WorkerDied
+from .pool import processes_unavailable
+from .processes import ProcessExecutor, WorkerDied, describe_unavailable
 from .snapshots import SnapshotPolicy
 from .threads import ThreadExecutor
 
-THREADS_PER_CPU = 4  # thread pool of an AUTOTUNE map: room for I/O-bound functions
-MAX_AUTOTUNE_THREADS = 32
+# Threads an AUTOTUNE map may grow to. Threads waiting on I/O use no CPU, so an I/O-bound stage may
+# have many more than the cores; the tuner's model keeps CPU-bound stages at the cores.
+MAX_AUTOTUNE_THREADS = 128
+IO_LIKE = 4  # a call whose wall time is this many times its CPU time mostly waits (storage, network)
+IO_START_PER_CPU = 4  # threads per CPU an I/O-like AUTOTUNE map starts with
 WAIT_SLICE_SECONDS = 0.5  # a blocked consumer wakes this often to notice a close from elsewhere
+_warned_daemonic: list[bool] = []  # the fallback to threads in a daemonic process warns once
 
 
 class _ExecutorHandle:
@@ -67,7 +74,7 @@ class ParallelMapIterator(NodeIterator):
         self.deterministic = deterministic
         self.kind = executor
         self.kind_reason = f"executor={executor!r} was given" if executor else "not chosen yet"
-        self.gil_ratio: float | None = None  # measured when executor=None (see runtime.choose)
+        self.gil_fraction: float | None = None  # measured when executor=None (see runtime.choose)
         self.active = workers  # workers that may compute at once (the autotuner lowers it for cheap stages)
         self.iteration = iteration
         self.epoch = 0
@@ -102,6 +109,14 @@ class ParallelMapIterator(NodeIterator):
             self._choose()
         stage = self.name
         if self.kind == "process":
+            why = processes_unavailable()
+            if why is not None:
+                # One warning per process: inside a DataLoader worker this is every iterator.
+                self.kind, self.kind_reason = "thread", describe_unavailable(stage, why)
+                if not _warned_daemonic and not pool.INSIDE_WORKER:
+                    _warned_daemonic.append(True)
+                    warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=4)
+        if self.kind == "process":
             try:
                 self._handle.executor = ProcessExecutor(self.fn, self.workers, stage)
             except Exception as exc:
@@ -113,14 +128,35 @@ class ParallelMapIterator(NodeIterator):
             self._handle.executor = ThreadExecutor(self.fn, self.workers, stage)
 
     def _choose(self) -> None:
-        positions = self._pull(4) if self.workers > 1 and available_cpus() > 1 else []
-        calls = [functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in positions]
-        self.kind, self.kind_reason, outcomes, self.gil_ratio = choose_executor(
-            self.fn, calls, self.workers, available_cpus()
-        )
-        for position, (ok, value) in zip(positions, outcomes):
-            self._mark_ready(position, ok, value)
-        self.queued.extend(positions[len(outcomes) :])
+        # Once per stage per pipeline: a later epoch or iter() reuses the first measurement, so a
+        # busy moment can never flip the executor between epochs.
+        choice = choose.remembered(self.node)
+        if choice is None:
+            positions: list[int] = []
+            while self.workers > 1 and available_cpus() > 1 and len(positions) < choose.PROBE_ELEMENTS:
+                pulled = self._pull(choose.PROBE_ELEMENTS - len(positions))  # a chunk may be short
+                if not pulled:
+                    break
+                positions += pulled
+            calls = [
+                functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in positions
+            ]
+            choice, outcomes = choose.probe(self.fn, calls, self.workers, available_cpus())
+            for position, (ok, value) in zip(positions, outcomes):
+                self._mark_ready(position, ok, value)
+            self.queued.extend(positions[len(outcomes) :])
+            if choice.final:  # else (a short first epoch, an error) the next iteration measures again
+                choose.remember(self.node, choice)
+        self.kind, self.kind_reason, self.gil_fraction = choice.kind, choice.reason, choice.gil_fraction
+        if (
+            self.node.num_parallel_calls == AUTOTUNE
+            and choice.kind == "thread"
+            and choice.cpu_seconds is not None
+            and choice.wall_seconds >= IO_LIKE * choice.cpu_seconds
+        ):
+            # Mostly waiting (I/O): start high, as tf.data does; the tuner then climbs from there.
+            start = min(MAX_AUTOTUNE_THREADS, IO_START_PER_CPU * available_cpus())
+            self.workers = self.active = max(self.workers, start)
 
     # --- pulling and submitting ---------------------------------------------------------------
     def _rng_key(self, position: int) -> tuple[int, int, int, int] | None:
@@ -162,28 +198,38 @@ class ParallelMapIterator(NodeIterator):
 
     @property
     def window(self) -> int:
-        """Elements taken but not handed on, at most: two per active worker (memory stays bounded)."""
-        return in_flight_window(self.active)
+        """Elements taken but not handed on, at most: two per active worker (memory stays bounded),
+        counted in chunks for process workers (a chunk is a few milliseconds of work)."""
+        return in_flight_window(self.active) * self._chunk_size()
+
+    def _chunk_size(self) -> int:
+        return getattr(self._handle.executor, "chunk_size", 1)
 
     @property
     def task_limit(self) -> int:
         # A process pool cannot shrink: below its size, tasks in flight are the parallelism itself.
         # Otherwise a queued task per worker keeps every worker busy while the consumer is away.
         if self.kind == "process" and self.active < self.workers:
-            return self.active
+            return self.active * self._chunk_size()
         return self.window
 
     def _fill(self) -> None:
-        while self.queued and len(self.tasks) < self.task_limit:
+        limit = self.task_limit
+        while self.queued and len(self.tasks) < limit:
             self._submit(self.queued.popleft())
+        window = self.window
+        # Process workers: pull a chunk's worth at a time, one parent call, snapshot and message per
+        # chunk instead of per element (a checkpoint then owes up to a chunk of inputs, encoded).
+        # Threads pull per element: a snapshot after each keeps their checkpoints minimal.
+        refill = self._chunk_size() if self.kind == "process" else 1
         while (
             not self.queued
             and not self.exhausted
             and self.parent_error is None
-            and len(self.records) < self.window
+            and len(self.records) <= window - refill
         ):
-            for position in self._pull(self.window - len(self.records)):
-                if len(self.tasks) < self.task_limit:
+            for position in self._pull(window - len(self.records)):
+                if len(self.tasks) < limit:
                     self._submit(position)
                 else:
                     self.queued.append(position)
@@ -194,11 +240,7 @@ class ParallelMapIterator(NodeIterator):
         if self.node.num_parallel_calls != AUTOTUNE:
             return {}
         # Threads waiting on I/O use no CPU, so a thread pool may grow past the cores; processes may not.
-        maximum = (
-            self.workers
-            if self.kind == "process"
-            else min(MAX_AUTOTUNE_THREADS, THREADS_PER_CPU * available_cpus())
-        )
+        maximum = self.workers if self.kind == "process" else max(self.workers, MAX_AUTOTUNE_THREADS)
         return {"parallelism": (self.active, maximum)}
 
     def set_knob(self, name: str, value: int) -> None:
@@ -261,7 +303,7 @@ class ParallelMapIterator(NodeIterator):
             note_stage(value, self.name, position)
             raise value
         self.produced += 1
-        return value
+        return tf_result(value) if type(value) in CONVERTED else value
 
     def _next(self) -> Any:
         if self.failure is not None:
@@ -274,6 +316,8 @@ class ParallelMapIterator(NodeIterator):
             raise WorkerError(f"{self.name}: the iterator is closed")
         if self.executor is None:
             self._start()
+        elif self.kind == "process" and self.executor.closed:
+            self._handle.executor = ProcessExecutor(self.fn, self.workers, self.name, self.executor)
         self._fill()
         while True:
             position = self._peek()
@@ -284,6 +328,10 @@ class ParallelMapIterator(NodeIterator):
                     error, self.parent_error = self.parent_error, None
                     raise error
                 if self.exhausted:
+                    if self.kind == "process" and not self.tasks:
+                        # Idle until a reset, if ever: the workers go back to the pool, where a new
+                        # iterator of this pipeline (the next epoch of a training loop) finds them.
+                        self._handle.shutdown()
                     raise StopIteration
                 self._fill()
                 continue
@@ -358,16 +406,24 @@ class ParallelMapIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
+        fields = self._check_state(state)
+        cut, iteration, epoch = fields.int("position"), fields.int("iteration"), fields.int("epoch")
+        pending = [
+            (
+                fields.check_int(position, f"pending[{i}][0]", high=cut - 1),
+                fields.check_bool(is_output, f"pending[{i}][1]"),
+                fields.check_element(value, f"pending[{i}][2]"),
+            )
+            for i, (position, is_output, value) in enumerate(fields.rows("pending", 3, max_length=cut))
+        ]
+        parent_state = fields.dict("parent")
         self._forget_in_flight()
-        self.parent.set_state(state["parent"])
-        self.position = self.high = int(state["position"])
-        self.snapshots[self.position] = state["parent"]
-        self.iteration = int(state["iteration"])
-        self.epoch = int(state["epoch"])
-        for position, is_output, value in state["pending"]:
-            position = int(position)
-            self.records[position] = (bool(is_output), decode_element(value))
+        self.parent.set_state(parent_state)
+        self.position = self.high = cut
+        self.snapshots[self.position] = parent_state
+        self.iteration, self.epoch = iteration, epoch
+        for position, is_output, value in pending:
+            self.records[position] = (is_output, value)
             if is_output:
                 self._mark_ready(position, True, self.records[position][1])
             else:
@@ -389,7 +445,7 @@ class ParallelMapIterator(NodeIterator):
             cpu_seconds=executor.cpu_seconds() if executor is not None else 0.0,
             executor=self.kind or "undecided",
             executor_reason=self.kind_reason,
-            gil_ratio=self.gil_ratio,
+            gil_held_fraction=self.gil_fraction,
             parallelism=self.active,
             pool_size=self.workers,
             deterministic=self.deterministic,
@@ -401,5 +457,6 @@ class ParallelMapIterator(NodeIterator):
             output_wait_seconds=self.output_wait_ns / 1e9,
             worker_pids=executor.pids() if executor is not None else [],
             snapshots_taken=self.policy.taken,
+            **(executor.counters() if hasattr(executor, "counters") else {}),
         )
         return out

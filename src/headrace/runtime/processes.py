@@ -1,60 +1,42 @@
 """The process executor: worker processes for map functions that hold the GIL (pure Python).
 
-- Workers start from ``multiprocessing``'s ``forkserver`` (``spawn`` where there is none): never a
-  plain ``fork`` of a process that runs threads. The fork server preloads numpy and headrace, so a
-  worker starts in milliseconds; all workers of an executor start at once and live until shutdown,
-  across epochs.
+- Workers come from this process's kept :mod:`.pool` (forked by a clean :mod:`.launcher`, so the
+  user's ``__main__`` is never imported: no ``if __name__ == "__main__":`` guard is needed). A later
+  epoch, or a new pipeline, reuses them.
 - The function is cloudpickled once per worker (lambdas and closures work). Workers receive input
   elements only, never the pipeline, so the upstream dataset is not copied into them.
-- Each worker has its own pipe; the parent waits on the pipes and on the workers' exit sentinels
-  together, so a worker that dies is noticed at once and reported with its pid and signal.
+- Elements travel in *chunks*: sized from the measured time per element so that one chunk is about
+  :data:`CHUNK_SECONDS` of work, which spreads the parent's per-message cost over many elements.
+  Results come back a chunk at a time, each element encoded on its own, so an element whose result
+  cannot cross is an error for that element only.
+- The parent waits on every worker's socket at once; a worker that dies closes its socket, so its
+  death is noticed at once and reported with its pid and signal (from the launcher, which reaps it).
 - Elements cross in both directions through :mod:`headrace.runtime.shm`.
-
-Like any ``multiprocessing`` code, a script that uses process workers needs the
-``if __name__ == "__main__":`` guard: workers import the main module.
 """
 
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import pickle
 import selectors
 import signal
+import sys
 import time
 from collections.abc import Callable
-from multiprocessing import connection
 from typing import Any
 
 from ..core.errors import WorkerError, add_note
+from ..core.node import perf_ns
 from . import shutdown as registry
+from .pool import WorkerProcess, get_pool
 from .shm import SegmentWriter, cleanup, discard, dump, load, segment_prefix
 from .worker import BAD_MESSAGE, INIT_FAILED
-from .worker import main as worker_main
 
-PER_WORKER = 2  # tasks sent ahead to one worker: one computing, one waiting in its pipe
+CHUNK_SECONDS = 0.004  # work per chunk: enough to amortise a message, small enough to balance
+MAX_CHUNK = 256
+DRAIN_SECONDS = 0.05  # at shutdown, how long a worker may take to return its chunks (else: killed)
 _serials = itertools.count()
-_preload_set = False
-
-
-def mp_context() -> Any:
-    """The multiprocessing context workers start from (``HEADRACE_START_METHOD`` overrides)."""
-    global _preload_set
-    method = os.environ.get("HEADRACE_START_METHOD")
-    if not method:
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    if method == "fork":
-        raise WorkerError(
-            "HEADRACE_START_METHOD=fork is not supported: forking a process that runs threads can "
-            "deadlock; use forkserver or spawn"
-        )
-    ctx = multiprocessing.get_context(method)
-    if method == "forkserver" and not _preload_set:
-        # Only takes effect if the fork server is not running yet; then workers start preloaded.
-        ctx.set_forkserver_preload(["__main__", "headrace.runtime.worker"])
-        _preload_set = True
-    return ctx
 
 
 class WorkerDied(Exception):
@@ -76,6 +58,8 @@ class WorkerDied(Exception):
                 how += "; the kernel's out-of-memory killer sends SIGKILL, so check memory use (dmesg)"
             elif -code in (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT):
                 how += "; native code called by map_func crashed (its Python stack is on stderr)"
+        elif code is None:
+            how = "exited (its exit status is unknown)"
         else:
             how = f"exited unexpectedly with code {code}"
         return f"worker process {self.pid} {how}"
@@ -97,51 +81,76 @@ def unpack_error(payload: tuple, pid: int) -> BaseException:
     return exc
 
 
+def decode_result(ok: bool, payload: bytes, pid: int, stage: str) -> tuple[bool, Any]:
+    """One element's result from a worker; a value that cannot be re-created here is an error for
+    that element, never a failure of the stage."""
+    if not ok:
+        try:
+            return False, unpack_error(pickle.loads(payload), pid)
+        except Exception as exc:  # noqa: BLE001
+            return False, WorkerError(f"{stage}: the error of worker process {pid} could not be read ({exc})")
+    try:
+        return True, load(payload)
+    except Exception as exc:  # noqa: BLE001 (e.g. an exception class whose __init__ needs 2 arguments)
+        error = WorkerError(
+            f"{stage}: the result computed in worker process {pid} cannot be unpickled here "
+            f"({type(exc).__name__}: {exc}); return values whose classes pickle and unpickle "
+            "(numpy arrays, Python containers), or pass executor='thread'"
+        )
+        return False, error
+
+
+def describe_unavailable(stage: str, why: str) -> str:
+    return f"{stage}: process workers are not used because {why}; running on threads instead"
+
+
 class ProcessExecutor:
     kind = "process"
 
-    def __init__(self, fn: Callable, workers: int, stage: str):
+    def __init__(self, fn: Callable, workers: int, stage: str, previous: ProcessExecutor | None = None):
         import cloudpickle  # noqa: PLC0415 (only process executors need it)
 
-        self.payload = cloudpickle.dumps(fn)
+        # A later epoch's executor (``previous``: the last one) starts from what that one learnt.
+        self.payload = previous.payload if previous is not None else cloudpickle.dumps(fn)
         self.workers = workers
         self.stage = stage
         self.prefix = segment_prefix(os.getpid(), f"{next(_serials)}")
         self.writer = SegmentWriter(self.prefix + "in-")
-        self.processes: list[Any] = []
-        self._pids: list[int] = []
-        self.conns: list[Any] = []
-        self.outstanding: list[set[int]] = []
+        self.processes: list[WorkerProcess] = []
+        self.outstanding: list[set[int]] = []  # per worker: tasks sent, not answered
+        self.chunks: list[int] = []  # per worker: chunks sent, not answered
+        self.pending: list[tuple[int, Any, Any]] = []  # submitted, not yet sent
+        self.local: list[tuple[int, bool, Any]] = []  # failed here (could not be encoded)
+        self.chunk_size = previous.chunk_size if previous is not None else 1
+        self.element_ns = previous.element_ns if previous is not None else 0.0  # per element, averaged
         self.busy_ns = 0
+        self.parent_ns = 0  # the consumer's time spent sending and receiving
         self.received_segments = 0  # outputs that came back through shared memory
+        self.messages = 0
         self.closed = False
+        self.failed = False
         self._selector: selectors.BaseSelector | None = None
 
     # --- life cycle --------------------------------------------------------------------------
     def _start(self) -> None:
-        ctx = mp_context()
         registry.register(self)
-        init = dump(self.payload, self.writer)
-        for index in range(self.workers):
-            parent_end, child_end = ctx.Pipe(duplex=True)
-            process = ctx.Process(
-                target=worker_main,
-                args=(child_end, self.prefix, index),
-                name=f"headrace {self.stage} worker {index}",
-                daemon=True,
-            )
-            process.start()  # returns at once: all workers start in parallel
-            child_end.close()
-            self.processes.append(process)
-            self._pids.append(process.pid)
-            self.conns.append(parent_end)
-            self.outstanding.append(set())
-        for index, conn in enumerate(self.conns):
-            # One init message per worker: each maps (and unlinks) its own copy.
-            conn.send_bytes(init if index == 0 else dump(self.payload, self.writer))
+        self.processes = get_pool().acquire(self.workers)
+        self.outstanding = [set() for _ in self.processes]
+        self.chunks = [0] * len(self.processes)
+        path = list(sys.path)
+        for index, worker in enumerate(self.processes):
+            job = ("map", self.payload, path, f"{self.prefix}w{index}-")
+            try:
+                worker.conn.send_bytes(dump(job, None))
+            except OSError:
+                self._check_dead(index)
+                raise
+        self._selector = selectors.DefaultSelector()
+        for index, worker in enumerate(self.processes):
+            self._selector.register(worker.conn.fileno(), selectors.EVENT_READ, index)
 
     def pids(self) -> list[int]:
-        return list(self._pids)
+        return [worker.pid for worker in self.processes]
 
     def busy_seconds(self) -> float:
         return self.busy_ns / 1e9
@@ -157,98 +166,186 @@ class ProcessExecutor:
         self.closed = True
         if self._selector is not None:
             self._selector.close()
-        for conn in self.conns:
-            conn.close()  # an idle worker reads EOF and exits at once
-        # A busy worker is inside a user call that may take long: after a short grace, terminate it
-        # (the parent removes whatever it was writing to shared memory).
-        deadline = time.monotonic() + 0.2
-        for process in self.processes:
-            process.join(max(0.0, deadline - time.monotonic()))
-        for stop in ("terminate", "kill"):
-            alive = [process for process in self.processes if process.exitcode is None]
-            if not alive:
-                break
-            for process in alive:
-                getattr(process, stop)()
-            deadline = time.monotonic() + 0.5
-            for process in alive:
-                process.join(max(0.0, deadline - time.monotonic()))
-        for process in self.processes:
-            if process.exitcode is not None:
-                process.close()
-        cleanup(self.prefix)
+        self.pending.clear()
         registry.unregister(self)
+        if not self.processes:
+            cleanup(self.prefix)
+            return
+        # Workers whose chunks come back soon (a chunk is a few milliseconds) go back to the pool;
+        # the others are inside a long user call whose result nobody wants: they are killed, and
+        # the files are removed once they are reaped.
+        keep = [not self.failed and self._drain(index) for index in range(len(self.processes))]
+        prefix = self.prefix
+        get_pool().release(self.processes, keep, then=lambda: cleanup(prefix))
+
+    def _drain(self, index: int) -> bool:
+        """Read the answers still owed by worker ``index`` for up to DRAIN_SECONDS (dropping
+        them); True when it owes nothing any more."""
+        conn = self.processes[index].conn
+        deadline = time.monotonic() + DRAIN_SECONDS
+        try:
+            while self.outstanding[index]:
+                left = deadline - time.monotonic()
+                if left <= 0 or not conn.poll(left):
+                    return False
+                kind, body = load(conn.recv_bytes())
+                if kind != "done":
+                    return False
+                for task, ok, _, payload in body:
+                    self.outstanding[index].discard(task)
+                    if ok:
+                        discard(payload)
+        except (EOFError, OSError):
+            return False
+        return True
 
     # --- tasks ---------------------------------------------------------------------------------
     def submit(self, task: int, element: Any, rng_key: tuple | None) -> None:
         if not self.processes:
             self._start()
-        index = min(range(self.workers), key=lambda i: len(self.outstanding[i]))
-        message = dump((task, rng_key, element), self.writer)
-        try:
-            self.conns[index].send_bytes(message)
-        except OSError:
-            discard(message)
-            self._check_alive(timeout=1.0)
-            raise
-        self.outstanding[index].add(task)
+        self.pending.append((task, rng_key, element))
+        if len(self.pending) >= self.chunk_size:
+            self.flush()
 
-    def _check_alive(self, timeout: float) -> None:
-        connection.wait([p.sentinel for p in self.processes], timeout)
-        for index, process in enumerate(self.processes):
-            if process.exitcode is not None:
-                raise WorkerDied(process.pid, process.exitcode, sorted(self.outstanding[index]))
+    def flush(self) -> None:
+        """Send what was submitted, in chunks, each to the worker with the least work."""
+        start = perf_ns()
+        try:
+            while self.pending:
+                chunk, self.pending = self.pending[: self.chunk_size], self.pending[self.chunk_size :]
+                index = min(range(len(self.processes)), key=lambda i: len(self.outstanding[i]))
+                message = self._encode(chunk)
+                if message is None:
+                    continue
+                try:
+                    self.processes[index].conn.send_bytes(message)
+                except OSError:
+                    self.outstanding[index].update(task for task, _, _ in chunk)
+                    self._check_dead(index)
+                    raise
+                self.outstanding[index].update(task for task, _, _ in chunk)
+                self.chunks[index] += 1
+                self.messages += 1
+        finally:
+            self.parent_ns += perf_ns() - start
+
+    def _encode(self, chunk: list) -> bytes | None:
+        """The message of a chunk; elements that cannot be sent fail alone (returned by ``wait``)."""
+        try:
+            return dump(("tasks", chunk), self.writer)
+        except Exception as exc:  # noqa: BLE001
+            error = exc
+        if len(chunk) > 1:  # which elements cannot be sent?
+            good = []
+            for item in chunk:
+                try:
+                    dump(item, None)
+                    good.append(item)
+                except Exception as exc:  # noqa: BLE001
+                    self.local.append((item[0], False, self._unsendable(exc)))
+            if good and len(good) < len(chunk):
+                try:
+                    return dump(("tasks", good), self.writer)
+                except Exception as exc:  # noqa: BLE001
+                    error = exc
+            chunk = good
+        for item in chunk:  # e.g. /dev/shm is full: each element gets its own error
+            self.local.append((item[0], False, self._unsendable(error)))
+        return None
+
+    def _unsendable(self, exc: Exception) -> Exception:
+        if isinstance(exc, WorkerError):
+            copy = WorkerError(str(exc))
+            copy.__cause__ = exc.__cause__
+            return copy
+        return WorkerError(
+            f"{self.stage}: this input element cannot be sent to a worker process "
+            f"({type(exc).__name__}: {exc}); pass executor='thread'"
+        )
+
+    def _check_dead(self, index: int) -> None:
+        worker = self.processes[index]
+        self.failed = True  # a death may be systemic (memory): the stage's other workers stop too
+        raise WorkerDied(worker.pid, get_pool().exit_code(worker.pid, 1.0), sorted(self.outstanding[index]))
 
     def _receive(self, index: int, results: list) -> None:
-        conn = self.conns[index]
+        conn = self.processes[index].conn
         pid = self.processes[index].pid
         while conn.poll():
             try:
                 message = conn.recv_bytes()
             except (EOFError, OSError):
-                return
-            if message[:1] == b"S":
-                self.received_segments += 1
-            task, ok, value, busy = load(message)
-            if task in (INIT_FAILED, BAD_MESSAGE):
-                error = unpack_error(value, pid)
-                what = "load map_func" if task == INIT_FAILED else "decode an element"
+                self._check_dead(index)
+            kind, body = load(message)
+            if kind in (INIT_FAILED, BAD_MESSAGE):
+                error = unpack_error(body, pid)
+                what = "load map_func" if kind == INIT_FAILED else "decode a message"
                 raise WorkerError(
                     f"{self.stage}: worker process {pid} could not {what}: {type(error).__name__}: "
                     f"{error}. Functions for executor='process' must be picklable with cloudpickle "
                     "and importable in a fresh process (define them in a module, not a notebook "
                     "cell that imports unavailable names), or pass executor='thread'"
                 ) from error
-            self.outstanding[index].discard(task)
+            self.chunks[index] -= 1
+            busy = 0
+            for task, ok, ns, payload in body:
+                busy += ns
+                if ok and payload[:1] == b"S":
+                    self.received_segments += 1
+                self.outstanding[index].discard(task)
+                results.append((task, *decode_result(ok, payload, pid, self.stage)))
             self.busy_ns += busy
-            results.append((task, ok, value if ok else unpack_error(value, pid)))
+            if body:
+                self._adapt(busy / len(body))
+
+    def _adapt(self, element_ns: float) -> None:
+        """Chunk size from the measured time per element: about CHUNK_SECONDS of work."""
+        average = self.element_ns
+        self.element_ns = element_ns if average == 0 else 0.8 * average + 0.2 * element_ns
+        self.chunk_size = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS * 1e9 / max(self.element_ns, 1.0))))
 
     def wait(self, timeout: float | None) -> list[tuple[int, bool, Any]]:
         """Results finished so far; blocks up to ``timeout`` seconds for the first one. Raises
         :class:`WorkerDied` as soon as a worker process has exited."""
-        if not self.processes:
+        if not self.processes or self._selector is None:
             return []
-        if self._selector is None:
-            # One selector for the executor's life: registering fds on every wait would cost more
-            # than a small task.
-            self._selector = selectors.DefaultSelector()
-            for index, (conn, process) in enumerate(zip(self.conns, self.processes)):
-                self._selector.register(conn.fileno(), selectors.EVENT_READ, (False, index))
-                self._selector.register(process.sentinel, selectors.EVENT_READ, (True, index))
+        self.flush()
+        if self.local:
+            results, self.local = self.local, []
+            return results
+        ready = self._selector.select(timeout)
+        start = perf_ns()
         results: list = []
-        dead = []
-        for key, _ in self._selector.select(timeout):
-            is_sentinel, index = key.data
-            if is_sentinel:
-                dead.append(index)
-            else:
-                self._receive(index, results)
-        for index in dead:
-            self._receive(index, results)  # what it sent before it died still counts
-            process = self.processes[index]
-            process.join(0.1)
-            raise WorkerDied(process.pid, process.exitcode, sorted(self.outstanding[index]))
+        try:
+            for key, _ in ready:
+                self._receive(key.data, results)
+        finally:
+            self.parent_ns += perf_ns() - start
         return results
 
     def poll(self) -> list[tuple[int, bool, Any]]:
         return self.wait(0)
+
+    def counters(self) -> dict:
+        return {
+            "chunk_size": self.chunk_size,
+            "messages": self.messages,
+            "parent_seconds": self.parent_ns / 1e9,
+        }
+
+
+def wait_for_exit(pids: list[int], seconds: float) -> bool:
+    """True once none of ``pids`` runs any more (for tests and benchmarks)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                alive.append(pid)
+            except OSError:
+                pass
+        if not alive:
+            return True
+        time.sleep(0.01)
+    return False

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.errors import WorkerError
 from ..core.node import NodeIterator, perf_ns
-from ..core.state import decode_element, encode_element
+from ..core.state import encode_element
 from . import shutdown as registry
 from .snapshots import SnapshotPolicy
 
@@ -279,8 +279,9 @@ class BufferedIterator(NodeIterator):
         return {"parent": parent_state, "buffer": [encode_element(v) for v in values]}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.producer.set_state(state["parent"], [decode_element(v) for v in state["buffer"]])
+        fields = self._check_state(state)
+        values = fields.elements("buffer")
+        self.producer.set_state(fields.dict("parent"), values)
 
     def close(self) -> None:
         if self.closed:

@@ -8,7 +8,8 @@ that point straight into the mapping, so array buffers are never pickled, piped 
 mapping is freed when the last array using it is.
 
 Every file is named ``headrace-<owner pid>-<executor>-...``; whoever shuts an executor down removes
-what is left under its prefix, so a killed worker leaks nothing.
+what is left under its prefix, so a killed worker leaks nothing; and :func:`reclaim_dead` (run when
+a process pool starts) removes the files of owners that were killed before they could.
 
 Space is reserved with ``posix_fallocate`` and written with ``pwrite``: a full ``/dev/shm`` is an
 ``OSError`` turned into a clear :class:`~headrace.WorkerError`, never the ``SIGBUS`` that writing
@@ -131,7 +132,14 @@ def _unlink(path: str) -> None:
 def dump(obj: Any, writer: SegmentWriter | None) -> bytes:
     """Encode ``obj`` as a message; large ones go through a shared memory file from ``writer``."""
     buffers: list[pickle.PickleBuffer] = []
-    head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    try:
+        head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        # Classes and functions defined in __main__ (or in a function) travel by value.
+        import cloudpickle  # noqa: PLC0415
+
+        buffers.clear()
+        head = cloudpickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     raws = [buffer.raw() for buffer in buffers]
     total = len(head) + sum(raw.nbytes for raw in raws)
     if writer is None or total <= INLINE_LIMIT:
@@ -203,6 +211,42 @@ def discard(message: bytes) -> None:
     """Drop a message without decoding it, removing its shared memory file if it has one."""
     if message[:1] == b"S":
         _unlink(_parse_segment(message)[0])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, someone else's
+        return True
+    return True
+
+
+def reclaim_dead(directory: str | None = None) -> int:
+    """Remove the files of owners that no longer run (a SIGKILL of a whole process group leaves
+    them: nobody was left to clean up); returns how many. Every name carries its owner's pid.
+
+    >>> reclaim_dead() >= 0
+    True
+    """
+    directory = directory or SHM_DIR
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        if not name.startswith(PREFIX):
+            continue
+        owner = name[len(PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed += 1
+            except OSError:
+                pass
+    return removed
 
 
 def cleanup(prefix: str, directory: str | None = None) -> int:

@@ -1,12 +1,21 @@
 """The thread executor: worker threads calling a map function, for functions that release the GIL.
 
-Tasks go through one queue and results come back through another; the owner (a parallel map)
-bounds how many tasks are in flight, so neither queue grows without limit. Worker threads hold no
-reference to their owner, so an abandoned iterator is garbage collected and stops them.
+Tasks travel in *chunks*: ``submit`` collects them and a chunk goes to the task queue once it holds
+``chunk_size`` tasks (or at ``flush``/``wait``); a worker computes the whole chunk and returns its
+results in one message. ``chunk_size`` follows the measured time per element so that a chunk is
+about :data:`CHUNK_SECONDS` of work: cheap functions pay one queue hand-off (and GIL switch) per
+chunk instead of per element, while slow ones (I/O) keep chunks of one and full parallelism.
+
+The owner (a parallel map) bounds how many tasks are in flight, so neither queue grows without
+limit. Worker threads hold no reference to their owner, so an abandoned iterator is garbage
+collected and stops them.
 
 >>> executor = ThreadExecutor(lambda x: x * 2, workers=2, stage="doctest")
 >>> executor.submit(0, 5, None); executor.submit(1, 7, None)
->>> sorted((task, value) for task, ok, value in executor.wait(1.0) + executor.wait(1.0))
+>>> results = []
+>>> while len(results) < 2:
+...     results += executor.wait(1.0)
+>>> sorted((task, value) for task, ok, value in results)
 [(0, 10), (1, 14)]
 >>> executor.shutdown()
 """
@@ -24,6 +33,8 @@ from . import shutdown as registry
 from .calls import apply
 
 _STOP = None
+CHUNK_SECONDS = 0.0005  # work per chunk: amortises a hand-off (~10 us), short enough to balance
+MAX_CHUNK = 64
 
 
 class ThreadExecutor:
@@ -38,6 +49,9 @@ class ThreadExecutor:
         self.busy_ns = [0] * workers  # time each worker spent in the function
         self.cpu_ns = [0] * workers  # CPU time of those calls (less than busy when waiting on I/O)
         self.threads: list[threading.Thread] = []
+        self.pending: list[tuple[int, Any, Any]] = []  # submitted, not yet queued
+        self.chunk_size = 1  # the first chunks measure the function
+        self.element_ns = 0.0  # measured time per element, moving average
         self.closed = False
 
     def _start(self) -> None:
@@ -61,7 +75,7 @@ class ThreadExecutor:
 
     def resize(self, workers: int) -> None:
         """Run ``workers`` threads from now on (the autotuner's knob). Extra threads leave after the
-        task they are on; new ones start at once."""
+        chunk they are on; new ones start at once."""
         workers = max(1, int(workers))
         if self.closed or workers == self.workers:
             return
@@ -75,22 +89,45 @@ class ThreadExecutor:
     def submit(self, task: int, element: Any, rng_key: tuple | None) -> None:
         if not self.threads:
             self._start()
-        self.tasks.put((task, element, rng_key))
+        self.pending.append((task, element, rng_key))
+        if len(self.pending) >= self.chunk_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Queue what was submitted, in chunks of ``chunk_size``."""
+        pending, size = self.pending, self.chunk_size
+        if not pending or self.closed:
+            return
+        self.pending = []
+        for start in range(0, len(pending), size):
+            self.tasks.put(pending[start : start + size])
 
     def wait(self, timeout: float | None) -> list[tuple[int, bool, Any]]:
-        """Results finished so far; blocks up to ``timeout`` seconds for the first one."""
+        """Results finished so far; blocks up to ``timeout`` seconds for the first chunk."""
+        self.flush()
         try:
             first = self.results.get(timeout=timeout)
         except queue.Empty:
             return []
-        out = [first]
+        out = self._unpack(first)
         while True:
             try:
-                out.append(self.results.get_nowait())
+                out.extend(self._unpack(self.results.get_nowait()))
             except queue.Empty:
                 return out
 
+    def _unpack(self, message: tuple[list, int]) -> list[tuple[int, bool, Any]]:
+        results, busy_ns = message
+        if results:
+            # Chunk size from the measured time per element: about CHUNK_SECONDS of work.
+            element_ns = busy_ns / len(results)
+            average = self.element_ns
+            self.element_ns = element_ns if average == 0 else 0.8 * average + 0.2 * element_ns
+            self.chunk_size = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS * 1e9 / max(self.element_ns, 1.0))))
+        return results
+
     def poll(self) -> list[tuple[int, bool, Any]]:
+        self.flush()
         return self.wait(0) if not self.results.empty() else []
 
     def busy_seconds(self) -> float:
@@ -102,12 +139,16 @@ class ThreadExecutor:
     def pids(self) -> list[int]:
         return []
 
+    def counters(self) -> dict:
+        return {"chunk_size": self.chunk_size}
+
     def shutdown(self) -> None:
         """Stop taking tasks; idle workers exit at once, busy ones when their call returns (a
         thread cannot be interrupted inside user code). Does not wait for them."""
         if self.closed:
             return
         self.closed = True
+        self.pending = []
         while True:  # tasks not started are dropped
             try:
                 self.tasks.get_nowait()
@@ -126,18 +167,21 @@ def _work(
     cpu_ns: list,
     index: int,
 ) -> None:
+    task = element = None
     while True:
-        item = tasks.get()
-        if item is _STOP:
+        chunk = tasks.get()
+        if chunk is _STOP:
             return
-        task, element, rng_key = item
+        out = []
         start, cpu_start = perf_ns(), thread_time_ns()
-        try:
-            out = (task, True, apply(fn, element, rng_key))
-        except BaseException as exc:  # noqa: BLE001 (delivered to the consumer, who re-raises it)
-            out = (task, False, exc)
-        busy_ns[index] += perf_ns() - start
+        for task, element, rng_key in chunk:
+            try:
+                out.append((task, True, apply(fn, element, rng_key)))
+            except BaseException as exc:  # noqa: BLE001 (delivered to the consumer, who re-raises it)
+                out.append((task, False, exc))
+        busy = perf_ns() - start
+        busy_ns[index] += busy
         cpu_ns[index] += thread_time_ns() - cpu_start
-        del item, element
-        results.put(out)
-        del out
+        chunk = task = element = None  # hold no element while waiting for the next chunk
+        results.put((out, busy))
+        out = None

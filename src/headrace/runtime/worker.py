@@ -1,25 +1,39 @@
-"""The loop a process worker runs (in the child process).
+"""The loop a worker process runs (forked from :mod:`.launcher`, never importing ``__main__``).
 
-It receives the map function once (cloudpickled), then tasks ``(task, rng_key, element)``, and
-answers each with ``(task, ok, value or error, busy_ns)``. It never sees the pipeline, only the
-elements it is given. It exits when its pipe closes (the parent shut it down or died), removing any
-shared memory file it wrote that nobody read.
+A worker serves one *job* at a time and then goes back to its pool for the next, so a later epoch or
+a new pipeline reuses it:
+
+- ``("map", function, sys_path, prefix)``: then ``("tasks", [(task, rng_key, element), ...])``
+  chunks, each answered by one ``("done", [(task, ok, busy_ns, payload), ...])``;
+- ``("pipeline", node, options, iteration, sys_path, prefix)``: a whole pipeline (``parallelize``),
+  then ``("pull", generation, count, seconds)`` answered by ``("chunk", generation, items, state,
+  ended, busy_ns)``, and ``("set_state", generation, state)``, ``("reset", generation)``;
+- ``("end",)`` finishes the job.
+
+Each element's result is encoded on its own (``payload``): a value that cannot be pickled here, or
+unpickled in the parent, costs only its element, as an error naming the stage and the element.
+Messages go through :mod:`.shm` (large arrays by shared memory). The worker exits when its socket
+closes or the parent dies, removing any shared memory file it wrote that nobody read.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import itertools
 import pickle
 import signal
+import sys
 import traceback
+from multiprocessing.connection import Connection
 from typing import Any
 
-from ..core.node import perf_ns
+from ..core.errors import WorkerError
+from ..core.node import Context, perf_ns
 from .calls import apply
 from .shm import SegmentWriter, cleanup, dump, load
 
-INIT_FAILED = -1  # task id of the answer sent when the function cannot be loaded
-BAD_MESSAGE = -2  # task id of the answer sent when a task cannot be decoded
+INIT_FAILED = "init_failed"  # answer when the job (function or pipeline) cannot be loaded
+BAD_MESSAGE = "bad_message"  # answer when a message cannot be decoded
 
 
 def pack_error(exc: BaseException) -> tuple[bytes | None, str, str, str]:
@@ -35,49 +49,165 @@ def pack_error(exc: BaseException) -> tuple[bytes | None, str, str, str]:
     return data, f"{type(exc).__module__}.{type(exc).__qualname__}", str(exc), text
 
 
-def main(conn: Any, prefix: str, index: int) -> None:
-    # Ctrl-C reaches the whole process group; the parent decides what stops, and it stops us.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+class UnsendableResult(WorkerError):
+    """A result that cannot be pickled to travel to the parent process."""
+
+
+def encode_result(value: Any, writer: SegmentWriter) -> tuple[bool, bytes]:
+    """``(True, message)``, or ``(False, packed error)`` when ``value`` cannot be sent."""
+    try:
+        return True, dump(value, writer)
+    except WorkerError as exc:  # e.g. /dev/shm is full: its message says what to do
+        return False, pickle.dumps(pack_error(exc))
+    except Exception as exc:  # noqa: BLE001 (only this element is lost)
+        error = UnsendableResult(
+            f"the result ({type(value).__name__}) cannot be sent from the worker process "
+            f"({type(exc).__name__}: {exc}); return picklable values (numpy arrays, Python "
+            "containers, importable classes) or pass executor='thread'"
+        )
+        return False, pickle.dumps(pack_error(error))
+
+
+def serve(sock: Any) -> None:
+    """Serve jobs on ``sock`` until it closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group; the parent stops us
     faulthandler.enable()  # a crash in native code prints this worker's Python stack to stderr
-    writer = SegmentWriter(f"{prefix}w{index}-")
+    conn = Connection(sock.detach())
+    from . import pool  # noqa: PLC0415
+
+    pool.INSIDE_WORKER = True
+    prefixes: set[str] = set()
     try:
-        _serve(conn, writer)
+        while True:
+            try:
+                job = load(conn.recv_bytes())
+            except (EOFError, OSError):
+                return
+            except Exception as exc:  # noqa: BLE001
+                conn.send_bytes(dump((BAD_MESSAGE, pack_error(exc)), None))
+                continue
+            if job[0] == "end":
+                continue
+            sys.path[:] = job[-2]
+            writer = SegmentWriter(job[-1])
+            prefixes.add(writer.prefix)
+            run = _map_job if job[0] == "map" else _pipeline_job
+            if not run(conn, job, writer):
+                return
     finally:
-        cleanup(writer.prefix)
+        for prefix in prefixes:
+            cleanup(prefix)
 
 
-def _serve(conn: Any, writer: SegmentWriter) -> None:
+def _load_job(conn: Connection, data: bytes) -> Any:
     try:
-        message = conn.recv_bytes()
-    except (EOFError, OSError):
-        return
-    try:
-        fn = pickle.loads(load(message))
+        return True, pickle.loads(data)
     except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises WorkerError)
-        conn.send_bytes(dump((INIT_FAILED, False, pack_error(exc), 0), writer))
-        return
-    del message
+        conn.send_bytes(dump((INIT_FAILED, pack_error(exc)), None))
+        return False, None
+
+
+def _receive(conn: Connection) -> Any:
+    """The next message of the job; None when the socket closed."""
     while True:
         try:
-            message = conn.recv_bytes()
+            return load(conn.recv_bytes())
         except (EOFError, OSError):
-            return
-        start = perf_ns()
-        try:
-            task, rng_key, element = load(message)
-        except BaseException as exc:  # noqa: BLE001
-            conn.send_bytes(dump((BAD_MESSAGE, False, pack_error(exc), 0), writer))
+            return None
+        except Exception as exc:  # noqa: BLE001
+            conn.send_bytes(dump((BAD_MESSAGE, pack_error(exc)), None))
+
+
+def _map_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
+    """Serve a map job; False when the socket closed."""
+    loaded, fn = _load_job(conn, job[1])
+    while True:
+        message = _receive(conn)
+        if message is None:
+            return False
+        if message[0] == "end":
+            return True
+        if not loaded:
             continue
-        del message
+        results = []
+        for task, rng_key, element in message[1]:
+            start = perf_ns()
+            try:
+                ok, payload = encode_result(apply(fn, element, rng_key), writer)
+            except BaseException as exc:  # noqa: BLE001 (the consumer re-raises it as itself)
+                ok, payload = False, pickle.dumps(pack_error(exc))
+            results.append((task, ok, perf_ns() - start, payload))
+            element = None
+        message = None
         try:
-            value = apply(fn, element, rng_key)
-            del element
-            reply = dump((task, True, value, perf_ns() - start), writer)
-        except BaseException as exc:  # noqa: BLE001 (the consumer re-raises it as itself)
-            element = value = None
-            reply = dump((task, False, pack_error(exc), perf_ns() - start), writer)
+            conn.send_bytes(dump(("done", results), None))
+        except OSError:
+            return False
+
+
+def _pipeline_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
+    """Serve a parallelize job: this worker's copy of the pipeline; False when the socket closed."""
+    loaded, node = _load_job(conn, job[1])
+    it = None
+    if loaded:
+        options, iteration = job[2], job[3]
+        try:
+            for stage in node.walk():
+                # Random stages draw one seed per iteration: the parent's iteration number, so a
+                # new iter() of the dataset reshuffles as it would serially.
+                stage._iterations = itertools.count(iteration)
+            it = node.iterator(Context(options))
+        except BaseException as exc:  # noqa: BLE001
+            conn.send_bytes(dump((INIT_FAILED, pack_error(exc)), None))
+    try:
+        while True:
+            message = _receive(conn)
+            if message is None:
+                return False
+            kind = message[0]
+            if kind == "end":
+                return True
+            if it is None:
+                continue
+            if kind == "pull":
+                reply = _pull(it, message, writer)
+            else:
+                try:
+                    if kind == "reset":
+                        it.reset()
+                    else:
+                        it.set_state(message[2])
+                    reply = ("chunk", message[1], [], None, False, 0)
+                except BaseException as exc:  # noqa: BLE001
+                    reply = ("chunk", message[1], [(False, pickle.dumps(pack_error(exc)))], None, True, 0)
+            try:
+                conn.send_bytes(dump(reply, None))
+            except OSError:
+                return False
+    finally:
+        if it is not None:
+            it.close()
+
+
+def _pull(it: Any, message: tuple, writer: SegmentWriter) -> tuple:
+    _, generation, count, seconds = message
+    start = perf_ns()
+    deadline = start + int(seconds * 1e9)
+    items: list[tuple[bool, bytes]] = []
+    ended = False
+    while len(items) < count and perf_ns() < deadline:
+        try:
+            value = next(it)  # one at a time: an error loses nothing but its element
+        except StopIteration:
+            ended = True
+            break
+        except Exception as exc:  # noqa: BLE001 (delivered in order; the pipeline goes on after it)
+            items.append((False, pickle.dumps(pack_error(exc))))
+            break
+        items.append(encode_result(value, writer))
         value = None
-        try:
-            conn.send_bytes(reply)
-        except (BrokenPipeError, OSError):
-            return
+    try:
+        state = it.get_state()
+    except Exception as exc:  # noqa: BLE001 (a checkpoint of the parallelize stage says why)
+        state = {"__unavailable__": f"{type(exc).__name__}: {exc}"}
+    return ("chunk", generation, items, state, ended, perf_ns() - start)

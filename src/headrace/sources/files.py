@@ -6,14 +6,14 @@ shuffled, as in tf.data).
 
 from __future__ import annotations
 
-import glob
 import os
-import sys
 from typing import Any
 
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..io.fs import check_storage_options, glob
+from ..io.publish import check_shard_files
 from .tensor_slices import TensorSlicesNode
 
 
@@ -38,23 +38,22 @@ def _patterns(file_pattern: Any) -> list[str]:
     return patterns
 
 
-def match_files(file_pattern: Any) -> list[bytes]:
+def match_files(file_pattern: Any, storage_options: dict | None = None) -> list[bytes]:
     """Sorted names matching any of the patterns (duplicates kept, as tf.data's matching_files).
 
-    Wildcards ``*``, ``?`` and ``[...]`` match in every path component, including names that start
-    with a dot; ``**`` is an ordinary ``*`` (no recursion).
+    Local or ``protocol://`` patterns (through fsspec, with ``storage_options``). Wildcards ``*``,
+    ``?`` and ``[...]`` match in every path component, including names that start with a dot;
+    ``**`` is an ordinary ``*`` (no recursion). headrace's own sidecars (indexes, manifests) are
+    never matched.
     """
     patterns = _patterns(file_pattern)
     names: list[str] = []
     for pattern in patterns:
-        if sys.version_info >= (3, 11):
-            names.extend(glob.glob(pattern, include_hidden=True))
-        else:  # pragma: no cover (Python 3.10: dot-files need an explicit dot in the pattern)
-            names.extend(glob.glob(pattern))
+        names.extend(glob(pattern, storage_options))
     if not names:
+        where = "" if all("://" in p for p in patterns) else f"; working directory {os.getcwd()}"
         raise InvalidArgumentError(
-            f"No files matched pattern: {', '.join(patterns)} (list_files needs at least one match; "
-            f"working directory {os.getcwd()})"
+            f"No files matched pattern: {', '.join(patterns)} (list_files needs at least one match{where})"
         )
     return sorted(os.fsencode(name) for name in names)
 
@@ -64,12 +63,15 @@ class ListFilesNode(TensorSlicesNode):
 
     op = "list_files"
 
-    def __init__(self, file_pattern: Any):
-        names = match_files(file_pattern)
+    def __init__(self, file_pattern: Any, storage_options: dict | None = None):
+        storage_options = check_storage_options(storage_options, "list_files")
+        names = match_files(file_pattern, storage_options)
+        check_shard_files(names, "list_files")  # refuse a half-published shard set headrace wrote
         array = np.empty(len(names), dtype=object)
         array[:] = names
         super().__init__(array)
         self.patterns = _patterns(file_pattern)
+        self.storage_options = storage_options
 
     def describe_args(self) -> str:
         patterns = ", ".join(repr(os.path.basename(p) or p) for p in self.patterns)

@@ -8,6 +8,7 @@ time it is called with the same ``args``: read a file, seed its random numbers, 
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,8 +17,8 @@ import numpy as np
 from ..core.errors import CheckpointError, InvalidArgumentError, StructureError
 from ..core.naming import describe
 from ..core.node import Context, Node, NodeIterator, note_stage, perf_ns
-from ..core.spec import TensorSpec, string, to_array
-from ..core.state import decode_element, encode_element
+from ..core.spec import TensorShape, TensorSpec, string, to_array
+from ..core.state import encode_element
 from ..core.structure import describe_structure
 
 
@@ -48,7 +49,7 @@ def _signature_from_types(output_types: Any, output_shapes: Any, path: str = "")
             k: _signature_from_types(t, None if output_shapes is None else output_shapes[k], f"{path}[{k!r}]")
             for k, t in output_types.items()
         }
-    if output_shapes is not None and not isinstance(output_shapes, (tuple, list)):
+    if output_shapes is not None and not isinstance(output_shapes, (tuple, list, TensorShape)):
         raise InvalidArgumentError(
             f"output_shapes{path}={output_shapes!r} is not a shape: use a tuple of ints and None, or None"
         )
@@ -286,12 +287,13 @@ class GeneratorIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
+        fields = self._check_state(state)
+        yielded, exhausted = fields.int("yielded", high=sys.maxsize), fields.bool("exhausted")
+        ready = fields.elements("ready", max_length=yielded)
         self._close_source()
-        self.yielded = int(state["yielded"])
-        self.exhausted = bool(state["exhausted"])
+        self.yielded, self.exhausted = yielded, exhausted
         self._replay = 0 if self.exhausted else self.yielded
-        self.ready = [decode_element(e) for e in state["ready"]]
+        self.ready = ready
 
     def close(self) -> None:
         if not self.closed:

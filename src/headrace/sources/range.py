@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.args import integer
 from ..core.errors import InvalidArgumentError
 from ..core.node import Context, Node, NodeIterator
 from ..core.spec import TensorSpec, as_dtype
@@ -15,6 +16,7 @@ class RangeNode(Node):
     op = "range"
 
     def __init__(self, *args: int, output_type=np.int64):
+        args = tuple(integer(arg) for arg in args)
         if not 1 <= len(args) <= 3:
             raise InvalidArgumentError(
                 f"range takes 1 to 3 positional arguments (stop, or start, stop[, step]), got {len(args)}"
@@ -97,8 +99,8 @@ class RangeIterator(NodeIterator):
         return {"index": self.index}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.index = int(state["index"])
+        fields = self._check_state(state)
+        self.index = fields.int("index", high=self.node.length)
         self._block = []
 
     def seek_forward(self, n: int) -> int:

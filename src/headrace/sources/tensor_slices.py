@@ -14,16 +14,32 @@ from ..core.structure import flatten, map_structure, pack_as
 
 def _read_only(leaf: Any) -> np.ndarray:
     # Elements are views of these arrays: read-only, so writing to an element cannot change what later
-    # epochs see (the caller's own array is left writable).
+    # epochs see. A writable array of the caller's is copied first, as tf.data copies it into a
+    # tensor: changing it afterwards does not change the dataset. Read-only arrays and memory maps
+    # (np.load(mmap_mode=...)) are used in place, without reading them into memory.
     try:
-        view = to_array(leaf).view()
+        array = to_array(leaf)
     except ValueError as exc:
         raise InvalidArgumentError(
             f"from_tensor_slices/from_tensors: cannot make one array of {str(leaf)[:60]} ({exc}); ragged "
             "lists need padding first, or from_generator"
         ) from None
+    mapped = isinstance(array, np.memmap) or isinstance(getattr(array, "base", None), np.memmap)
+    if array.flags.writeable and not mapped and _shares(array, leaf):
+        view = array.copy()
+    else:
+        view = array.view()
     view.flags.writeable = False
     return view
+
+
+def _shares(array: np.ndarray, leaf: Any) -> bool:
+    """Whether ``array`` may be memory the caller can still write (not a fresh conversion)."""
+    if isinstance(leaf, np.ndarray):
+        return np.may_share_memory(array, leaf)
+    # Python values were converted into a new array; other array-likes (torch tensors, buffers) may
+    # have been wrapped without a copy.
+    return not isinstance(leaf, (list, tuple, int, float, complex, bool, bytes, str, np.generic))
 
 
 def _as_arrays(tensors: Any) -> Any:
@@ -122,8 +138,8 @@ class TensorSlicesIterator(NodeIterator):
         return {"index": self.index}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.index = int(state["index"])
+        fields = self._check_state(state)
+        self.index = fields.int("index", high=self.node.length)
 
     def seek_forward(self, n: int) -> int:
         """O(1) skip; returns how many were skipped."""
@@ -177,5 +193,4 @@ class TensorsIterator(NodeIterator):
         return {"done": self.done}
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        self.done = bool(state["done"])
+        self.done = self._check_state(state).bool("done")

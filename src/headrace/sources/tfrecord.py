@@ -20,13 +20,23 @@ from typing import Any
 
 import numpy as np
 
-from ..core.cpus import available_cpus
+from ..core.args import integer
+from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError, InvalidArgumentError, check
 from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Node, NodeIterator, perf_ns
 from ..core.spec import TensorSpec, string
 from ..io.compression import normalize_compression
-from ..io.fs import as_path, exists, is_url
-from ..io.index import INDEX_POLICIES, IndexedRecords, RecordIndex, load_index
+from ..io.fs import as_path, check_storage_options, exists, is_url
+from ..io.index import (
+    INDEX_POLICIES,
+    IndexedRecords,
+    RecordIndex,
+    StaleIndexError,
+    check_index,
+    index_path,
+    load_index,
+)
+from ..io.publish import check_shard_files
 from ..io.tfrecord import LENGTH_CRC_MISMATCH, RecordError, RecordReader
 
 ON_CORRUPT = ("raise", "skip_record", "skip_file")
@@ -85,7 +95,10 @@ class TFRecordNode(Node):
         on_corrupt: str = "raise",
         index: Any = None,
         name: str | None = None,
+        storage_options: dict | None = None,
     ):
+        storage_options = check_storage_options(storage_options, "TFRecordDataset")
+        buffer_size, num_parallel_reads = integer(buffer_size), integer(num_parallel_reads)
         compression = normalize_compression(compression_type)
         check(
             buffer_size is None
@@ -117,23 +130,26 @@ class TFRecordNode(Node):
             for path in self.filenames:
                 if not is_url(path) and not exists(path):
                     raise InvalidArgumentError(f"TFRecordDataset: file {path!r} does not exist")
+            # Refuse a half-published shard set (the whole set is checked when more than one file is read).
+            check_shard_files(self.filenames, "TFRecordDataset", whole_sets=len(self.filenames) > 1)
         self.compression = compression
         self.buffer_size = buffer_size
         self.num_parallel_reads = num_parallel_reads
         if num_parallel_reads is None:
             self.cycle_length = 1
         elif num_parallel_reads == AUTOTUNE:
-            self.cycle_length = available_cpus()
+            self.cycle_length = interleave_cycle_length(AUTOTUNE)  # tf.data's cycle, so its order
         else:
             self.cycle_length = num_parallel_reads
         self.on_corrupt = on_corrupt
         self.index_policy = index
+        self.storage_options = storage_options
         self.name = name
         # Indexes of listed files, resolved when the pipeline is built: a stale one is rebuilt or
         # refused here (as the policy says), never discovered halfway through an epoch.
         self.indexes: tuple[RecordIndex | None, ...] | None = None
         if self.filenames is not None and index is not False:
-            self.indexes = tuple(load_index(p, compression, index) for p in self.filenames)
+            self.indexes = tuple(load_index(p, compression, index, storage_options) for p in self.filenames)
 
     def describe_args(self) -> str:
         if self.filenames is None:
@@ -169,6 +185,22 @@ class TFRecordNode(Node):
         count = self.cardinality()
         return None if count == UNKNOWN_CARDINALITY else count
 
+    def not_random_access(self) -> Node | None:
+        """None when indexed; else, when only a file's index is missing, stale or damaged, that is
+        what the caller is told (StaleIndexError naming the file and why), not a generic refusal."""
+        culprit = super().not_random_access()
+        if culprit is None or self.cycle_length != 1 or self.filenames is None or self.indexes is None:
+            return culprit
+        for path, index in zip(self.filenames, self.indexes):
+            if index is None:
+                _, reason = check_index(path, self.compression, self.storage_options)
+                raise StaleIndexError(
+                    f"reading {path!r} by position (global_shuffle, random access) needs its index, which "
+                    f"is {reason} ({index_path(path)}); pass TFRecordDataset(..., index='build') to build "
+                    f"it, or run `headrace index {path}`"
+                )
+        return culprit
+
     def _records_by_position(self) -> IndexedRecords:
         # One set of open files per thread: random reads seek, so threads must not share a handle.
         local = self.__dict__.get("_random_access")
@@ -181,7 +213,9 @@ class TFRecordNode(Node):
                     "reading TFRecords by position needs the file names up front: pass a list of paths, not a Dataset"
                 )
             policy = "require" if self.index_policy in (None, False) else self.index_policy
-            records = local.records = IndexedRecords(self.filenames, self.compression, policy)
+            records = local.records = IndexedRecords(
+                self.filenames, self.compression, policy, self.storage_options
+            )
         return records
 
     def elements_at(self, indices: np.ndarray, access: Access) -> list:
@@ -268,6 +302,7 @@ class TFRecordIterator(NodeIterator):
                 self.node.buffer_size,
                 offset=slot.offset,
                 record=slot.record,
+                storage_options=self.node.storage_options,
             )
         return slot.reader
 
@@ -302,9 +337,15 @@ class TFRecordIterator(NodeIterator):
             return
         if error.kind == LENGTH_CRC_MISMATCH:
             skipped = self._reader(slot).resync()
-            found = (
-                "no intact record follows" if skipped is None else f"reading resumes {skipped} bytes later"
-            )
+            if skipped is not None:
+                found = f"reading resumes {skipped} bytes later"
+            elif self.node.compression:  # see RecordReader.resync: a scan could repeat earlier records
+                found = (
+                    "the rest of this compressed file is skipped (its records cannot be located safely): "
+                    + self._reader(slot).lost
+                )
+            else:
+                found = "no intact record follows"
             self.log.warning(f"skipping damaged data: {where}; {found}")
             return
         self.log.warning(f"skipping a damaged record: {where}; nothing after it can be read")
@@ -455,47 +496,60 @@ class TFRecordIterator(NodeIterator):
         }
 
     def set_state(self, state: dict) -> None:
-        self._check_state(state)
+        fields = self._check_state(state)
         node = self.node
-        if len(state["slots"]) != len(self.slots):
+        if isinstance(state["slots"], list) and len(state["slots"]) != len(self.slots):
             raise CheckpointError(
                 f"state for {self.name} has {len(state['slots'])} open files but this pipeline reads "
                 f"{len(self.slots)} at a time (num_parallel_reads); restore into the same pipeline"
             )
-        for position in range(len(self.slots)):
-            self._close_slot(position)
-        if self.names is not None:
-            self.names.set_state(state["names"])
+        files = None if node.filenames is None else len(node.filenames)
+        # next_file past the end would silently drop the files after it.
+        next_file = fields.int("next_file", high=files)
+        names = fields.dict("names", optional=self.names is None)
+        cycle = fields.int("cycle", high=len(self.slots) - 1)
+        end_of_input = fields.bool("end_of_input")
         slots: list[_Slot | None] = []
-        for saved in state["slots"]:
+        for index, saved in enumerate(fields.list("slots", length=len(self.slots))):
             if saved is None:
                 slots.append(None)
                 continue
-            file = int(saved["file"])
-            if node.filenames is not None and (
-                file >= len(node.filenames) or node.filenames[file] != saved["path"]
-            ):
+            slot = fields.record(saved, f"slots[{index}]", ("path", "file", "offset", "record"))
+            file = slot.int("file", high=None if files is None else next_file - 1)
+            path = saved["path"]
+            if not isinstance(path, str) or (node.filenames is not None and node.filenames[file] != path):
                 raise CheckpointError(
-                    f"state for {self.name} reads {saved['path']!r} as file {file}, which this pipeline "
+                    f"state for {self.name} reads {path!r} as file {file}, which this pipeline "
                     "does not have there; restore into a pipeline over the same files"
                 )
-            slots.append(_Slot(saved["path"], file, int(saved["offset"]), int(saved["record"])))
-        self.slots = slots
-        self.next_file = int(state["next_file"])
-        self.cycle = int(state["cycle"])
-        self.end_of_input = bool(state["end_of_input"])
-        error = state["pending_error"]
-        self.pending_error = (
-            None
-            if error is None
-            else RecordError(
-                error["path"],
-                int(error["record"]),
-                int(error["offset"]),
-                error["kind"],
+            size = None
+            if not is_url(path):
+                try:
+                    size = os.path.getsize(path)  # a shorter file than the saved offset is another file
+                except OSError as exc:
+                    raise fields.fail(
+                        f"slots[{index}].path", path, f"a file that can be read ({exc.strerror or exc})"
+                    ) from None
+                if node.compression:
+                    size = None  # offsets of compressed files count uncompressed bytes
+            slots.append(_Slot(path, file, slot.int("offset", high=size), slot.int("record")))
+        error = fields.dict("pending_error", optional=True)
+        if error is not None:
+            error_fields = fields.record(error, "pending_error", ("path", "record", "offset", "kind"))
+            error = RecordError(
+                str(error["path"]),
+                error_fields.int("record"),
+                error_fields.int("offset"),
+                str(error["kind"]),
                 compressed=bool(node.compression),
             )
-        )
+        for position in range(len(self.slots)):
+            self._close_slot(position)
+        if self.names is not None:
+            self.names.set_state(names)
+        self.slots = slots
+        self.next_file, self.cycle, self.end_of_input = next_file, cycle, end_of_input
+        self.pending_error = error
 
     def close(self) -> None:
         for position in range(len(self.slots)):

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.naming import describe
-from ..core.node import AUTOTUNE, Node
+from ..core.node import AUTOTUNE, Node, derived
 from ..core.options import Options
+from ..core.results import CONVERTED, tf_result
 from ..ops.batch import BatchNode
 from ..ops.map import MapNode
 from ..ops.prefetch import PrefetchNode
@@ -20,8 +21,10 @@ from ..ops.repeat import RepeatNode
 from ..ops.shard import ShardNode
 from ..ops.skip import SkipNode
 from ..ops.take import TakeNode
+from ..runtime import choose
 
 _BATCH_SAFE = "__headrace_batch_safe__"
+_PLURAL = {"thread": "threads", "process": "processes"}
 
 
 def batch_safe(fn: Callable) -> Callable:
@@ -54,6 +57,8 @@ class FusedFunction:
 
     def __call__(self, *args: Any) -> Any:
         middle = self.first(*args)
+        if type(middle) in CONVERTED:  # the unfused map would have yielded tf_result(middle)
+            middle = tf_result(middle)
         return self.second(*middle) if type(middle) is tuple else self.second(middle)
 
     def __repr__(self) -> str:
@@ -98,7 +103,7 @@ def optimise(root: Node, options: Options) -> Plan:
     """Rewrite the pipeline under ``root`` as ``options`` allow; the result is cached on ``root``."""
     settings = options.experimental_optimization
     key = repr(sorted(settings.to_dict().items()))
-    cache = root.__dict__.setdefault("_optimized", {})
+    cache = derived(root).setdefault("optimized", {})
     if key in cache:
         return cache[key]
     applied: list[str] = []
@@ -164,4 +169,28 @@ def explain(root: Node, options: Options) -> str:
     text = ["logical plan (input first):", *("  " + line for line in lines(plan.logical))]
     text += ["optimised plan (input first):", *("  " + line for line in lines(plan.optimised))]
     text += ["rewrites:", *(plan.applied or ["- none"])]
+    executors = executor_lines(plan.optimised)
+    if executors:
+        text += ["executors:", *executors]
     return "\n".join(text)
+
+
+def executor_lines(root: Node) -> list[str]:
+    """Where each parallel map runs and why: given by ``executor=``, or measured at the pipeline's
+    first iteration and kept for every later one (see :mod:`headrace.runtime.choose`)."""
+    out = []
+    for node in root.walk():
+        if not isinstance(node, MapNode) or node.num_parallel_calls is None:
+            continue
+        if node.executor is not None:
+            out.append(f"- {node!r}: {_PLURAL[node.executor]} (executor={node.executor!r} was given)")
+            continue
+        choice = choose.remembered(node)
+        if choice is None:
+            out.append(
+                f"- {node!r}: threads or processes, chosen by measuring map_func at the first iteration "
+                "(pass executor= to force one)"
+            )
+        else:
+            out.append(f"- {node!r}: {_PLURAL[choice.kind]}, chosen at the first iteration: {choice.reason}")
+    return out

@@ -21,6 +21,14 @@ from .model import MAX_BUFFER, Decision, StageMeasure, plan
 INTERVAL_SECONDS = 0.25
 FIRST_INTERVALS = (0.03, 0.05, 0.08, 0.12)  # quick first rounds: most runs are decided in their first second
 MIN_ELEMENTS = 8  # the consumer's elements before the first decision: costs need a few samples
+# A stage that grew must raise the consumer's rate by this factor by the next round, or it goes back
+# (more workers than help cost memory, GIL hand-offs and cache misses): grow while throughput rises.
+MIN_GAIN = 1.05
+# ... judged only when the consumer waited at least this share of the round: when it barely waited
+# the pipeline kept up, and a flat rate says nothing about the stage (unless the rate clearly fell).
+WAIT_TO_JUDGE = 0.1
+CLEAR_DROP = 0.8
+RETRY_ROUNDS = 8  # rounds before growing past a ceiling again (conditions change); doubles each failure
 
 
 def _nbytes(element: Any) -> int:
@@ -41,6 +49,10 @@ class Tuner:
         self._last = None  # (consumer produced, consumer wait, elapsed) at the previous round
         self._last_cpu = time.process_time()  # CPU seconds of the whole process: saturation shows here
         self.element_bytes: dict[str, float] = {}
+        # Hill climbing on the measured rate: stage -> (value before it grew, rate then).
+        self._trials: dict[str, tuple[int, float]] = {}
+        self._ceilings: dict[str, tuple[int, int, int]] = {}  # stage -> (value, until round, backoff)
+        self._ceiling_reasons: dict[str, str] = {}
         if self.frozen:
             self._apply_frozen(self.options.tuned_config)
 
@@ -75,6 +87,8 @@ class Tuner:
         if d_produced <= 0 or d_elapsed <= 0:
             return
         wait_fraction = min(1.0, d_wait / d_elapsed)
+        rate = d_produced / d_elapsed
+        reverted = self._judge_trials(rate, wait_fraction)
         consumer_seconds = max(0.0, d_elapsed - d_wait) / d_produced  # the training step's own pace
         measures = []
         for stage in self.stages:
@@ -83,7 +97,10 @@ class Tuner:
             made = max(1, counters.get("produced", 0))
             if "parallelism" in knobs:
                 current, maximum = knobs["parallelism"]
-                gil_ratio = counters.get("gil_ratio")
+                ceiling = self._ceilings.get(stage.name)
+                if ceiling is not None and self.rounds < ceiling[1]:
+                    maximum = min(maximum, max(current, ceiling[0]))
+                gil_fraction = counters.get("gil_held_fraction")
                 measures.append(
                     StageMeasure(
                         stage.name,
@@ -93,8 +110,8 @@ class Tuner:
                         current,
                         maximum,
                         gil_bound=counters.get("executor") == "thread"
-                        and gil_ratio is not None
-                        and gil_ratio > 1.5,
+                        and gil_fraction is not None
+                        and gil_fraction > 0.5,
                         cpu_seconds_per_element=counters["cpu_seconds"] / made
                         if "cpu_seconds" in counters
                         else None,
@@ -128,11 +145,46 @@ class Tuner:
         by_name = {s.name: s for s in self.stages}
         for decision in result.decisions:
             stage = by_name[decision.name]
-            if stage.tunable_knobs()[decision.knob][0] != decision.value:
+            if decision.name in reverted and decision.knob == "parallelism":
+                decision = reverted[decision.name]
+            elif decision.knob == "parallelism" and self._held(decision.name, decision.value):
+                decision = Decision(
+                    decision.name, decision.knob, decision.value, self._ceiling_reasons[decision.name]
+                )
+            current = stage.tunable_knobs()[decision.knob][0]
+            if current != decision.value:
                 stage.set_knob(decision.knob, decision.value)
+                if decision.knob == "parallelism" and decision.value > current:
+                    self._trials[decision.name] = (current, rate)
             self.decisions[decision.name] = [
                 d for d in self.decisions.get(decision.name, []) if d.knob != decision.knob
             ] + [decision]
+
+    def _judge_trials(self, rate: float, wait_fraction: float) -> dict[str, Decision]:
+        """Stages that grew last round without raising the rate go back; returns their decisions."""
+        reverted: dict[str, Decision] = {}
+        by_name = {s.name: s for s in self.stages}
+        for name, (before, rate_before) in self._trials.items():
+            stage = by_name[name]
+            grown = stage.tunable_knobs()["parallelism"][0]
+            flat = rate < rate_before * MIN_GAIN and wait_fraction >= WAIT_TO_JUDGE
+            if not (flat or rate < rate_before * CLEAR_DROP) or grown <= before:
+                continue
+            backoff = 2 * self._ceilings[name][2] if name in self._ceilings else RETRY_ROUNDS
+            self._ceilings[name] = (before, self.rounds + backoff, backoff)
+            stage.set_knob("parallelism", before)
+            self._ceiling_reasons[name] = (
+                f"{grown} workers gave {rate:,.0f} elements/s, {before} gave {rate_before:,.0f}: kept {before} "
+                f"(more workers did not raise the rate; tried again in {backoff} rounds)"
+            )
+            reverted[name] = Decision(name, "parallelism", before, self._ceiling_reasons[name])
+        self._trials.clear()
+        return reverted
+
+    def _held(self, name: str, value: int) -> bool:
+        """Whether ``value`` is where a ceiling stopped the stage's growth."""
+        ceiling = self._ceilings.get(name)
+        return ceiling is not None and self.rounds <= ceiling[1] and value == ceiling[0]
 
     def next_interval(self) -> float:
         """Seconds until the next round: short at first, then :data:`INTERVAL_SECONDS`."""

@@ -1,0 +1,152 @@
+"""CSV fields as typed values (tf.data's rules), shared by ``CsvDataset`` and ``tf.io.decode_csv``.
+
+>>> import numpy as np
+>>> a, b = decode_csv(np.array([b"1,x", b",y"], dtype=object), [[-1], [""]])
+>>> a.tolist(), b.tolist()
+([1, -1], [b'x', b'y'])
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import InvalidArgumentError
+from ..core.spec import as_dtype, string
+
+#: the column types tf.data's CsvDataset allows.
+CSV_DTYPES = tuple(np.dtype(t) for t in ("int32", "int64", "float32", "float64")) + (string,)
+
+
+def column_default(value: Any, index: int) -> tuple[np.dtype, Any]:
+    """``(dtype, default)`` of one entry of ``record_defaults``: a dtype (the field is required, default
+    None) or a value (used when the field is empty or ``na_value``); a one-element list counts as its
+    value and an empty list as "required", as tf.data's tensors do."""
+    if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) == 1 and len(value) <= 1:
+        value = value[0] if len(value) else None
+        if value is None:
+            raise InvalidArgumentError(
+                f"record_defaults[{index}] is an empty list: give a dtype (required) or a default value"
+            )
+    if isinstance(value, (np.dtype, type)) or (isinstance(value, str) and value in _DTYPE_NAMES):
+        dtype = as_dtype(value)
+        default = None
+    else:
+        if isinstance(value, bool):
+            value = None
+        if isinstance(value, str):
+            value = value.encode()
+        if isinstance(value, bytes):
+            dtype, default = string, value
+        elif isinstance(value, (int, float, np.integer, np.floating)):
+            array = np.asarray(value)
+            dtype = np.dtype(np.int32) if isinstance(value, int) else array.dtype
+            if isinstance(value, float):
+                dtype = np.dtype(np.float32)
+            default = array.astype(dtype)[()]
+        else:
+            raise InvalidArgumentError(
+                f"record_defaults[{index}]={value!r} is not allowed: a dtype (int32, int64, float32, float64, "
+                "string) for a required column, or a default value of one of those types"
+            )
+    if dtype not in CSV_DTYPES:
+        raise InvalidArgumentError(
+            f"record_defaults[{index}] has dtype {dtype}: CsvDataset columns are int32, int64, float32, "
+            "float64 or string"
+        )
+    return dtype, default
+
+
+_DTYPE_NAMES = ("int32", "int64", "float32", "float64", "string")
+
+
+def convert_field(text: bytes, dtype: np.dtype, where: str) -> Any:
+    if dtype == string:
+        return text
+    try:
+        if dtype.kind == "i":
+            value = int(text)
+            info = np.iinfo(dtype)
+            if not info.min <= value <= info.max:
+                raise ValueError("out of range")
+            return dtype.type(value)
+        return dtype.type(float(text))
+    except ValueError:
+        raise InvalidArgumentError(f"{where}: field {text!r} is not a valid {dtype.name}") from None
+
+
+def split_record(text: bytes, field_delim: str, use_quote_delim: bool, where: str) -> list[bytes]:
+    """One CSV record's fields (quotes removed, doubled quotes undone when ``use_quote_delim``)."""
+    quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+    try:
+        rows = list(csv.reader([text.decode("latin-1")], delimiter=field_delim, quoting=quoting, strict=True))
+    except csv.Error as exc:
+        raise InvalidArgumentError(f"{where}: {exc}") from None
+    if not rows:
+        return [b""]
+    return [field.encode("latin-1") for field in rows[0]]
+
+
+def typed_fields(fields: list[bytes], columns: list, na_value: bytes, where: str) -> list:
+    """The fields converted by ``columns`` (``column_default`` pairs); empty or ``na_value`` fields
+    take the default, or raise when the column has none."""
+    if len(fields) != len(columns):
+        raise InvalidArgumentError(
+            f"{where}: expected {len(columns)} fields (one per record_defaults entry) but the record has "
+            f"{len(fields)}; check field_delim and quoting"
+        )
+    values = []
+    for column, (text, (dtype, default)) in enumerate(zip(fields, columns)):
+        if text == b"" or text == na_value:
+            if default is None:
+                raise InvalidArgumentError(
+                    f"{where}: column {column} is empty and has no default; give record_defaults[{column}] "
+                    "a value instead of a dtype"
+                )
+            values.append(default)
+        else:
+            values.append(convert_field(text, dtype, f"{where} column {column}"))
+    return values
+
+
+def decode_csv(
+    records: Any,
+    record_defaults: Any,
+    field_delim: str = ",",
+    use_quote_delim: bool = True,
+    name: str | None = None,
+    na_value: str = "",
+    select_cols: Any = None,
+) -> list:
+    """``tf.io.decode_csv``: one array per column, each shaped like ``records`` (a str/bytes or an
+    array of them)."""
+    if not isinstance(record_defaults, (list, tuple)) or not record_defaults:
+        raise InvalidArgumentError(
+            "decode_csv: record_defaults must be a non-empty list, one entry per column"
+        )
+    columns = [column_default(value, i) for i, value in enumerate(record_defaults)]
+    na = na_value.encode() if isinstance(na_value, str) else na_value
+    array = np.asarray(records, dtype=object)
+    flat = array.ravel()
+    out = [[] for _ in columns]
+    for index, record in enumerate(flat):
+        text = record.encode() if isinstance(record, str) else bytes(record)
+        where = f"decode_csv: record {index}"
+        fields = split_record(text, field_delim, use_quote_delim, where)
+        if select_cols is not None:
+            if max(select_cols) >= len(fields):
+                raise InvalidArgumentError(
+                    f"{where} has {len(fields)} fields; select_cols wants column {max(select_cols)}"
+                )
+            fields = [fields[c] for c in select_cols]
+        for column, value in enumerate(typed_fields(fields, columns, na, where)):
+            out[column].append(value)
+    result = []
+    for (dtype, _), values in zip(columns, out):
+        column = np.empty(len(values), dtype=object) if dtype == string else np.array(values, dtype=dtype)
+        if dtype == string:
+            column[:] = values
+        result.append(column.reshape(array.shape))
+    return result

@@ -1,0 +1,140 @@
+"""``Dataset.sparse_batch``: batch elements of different shapes into ``SparseTensor``s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.args import integer, integers
+from ..core.errors import InvalidArgumentError, StructureError, check
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
+from ..core.spec import to_array
+from ..core.state import encode_element
+from ..io.sparse import SparseTensor
+
+
+class SparseBatchNode(Node):
+    """``sparse_batch(batch_size, row_shape)``: each element (one array of rank ``len(row_shape)``)
+    becomes row ``b`` of a ``SparseTensor`` of dense shape ``[batch, *row_shape]`` holding every
+    entry of the element (zeros included), as tf.data's ``sparse_batch``. A ``row_shape`` size of -1
+    means the batch's largest size. An element larger than ``row_shape`` raises StructureError."""
+
+    op = "sparse_batch"
+
+    def __init__(self, parent: Node, batch_size: int, row_shape: Any, name: str | None = None):
+        batch_size = integer(batch_size)
+        check(
+            isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0,
+            "batch_size",
+            batch_size,
+            "a positive int",
+        )
+        shape = integers(row_shape)
+        if isinstance(shape, int) and not isinstance(shape, bool):
+            shape = [shape]
+        if hasattr(row_shape, "as_list"):
+            shape = [-1 if d is None else d for d in row_shape.as_list()]
+        if not isinstance(shape, (list, tuple)) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= -1 for d in shape
+        ):
+            raise InvalidArgumentError(
+                f"row_shape={row_shape!r} is not allowed: a list of sizes (ints >= 0, -1 for any)"
+            )
+        super().__init__(parent)
+        self.batch_size = batch_size
+        self.row_shape = tuple(shape)
+        self.name = name
+
+    def describe_args(self) -> str:
+        return f"{self.batch_size}, row_shape={list(self.row_shape)}"
+
+    def compute_element_spec(self) -> Any:
+        raise TypeError(f"{self!r}: SparseTensor elements have no TensorSpec here")
+
+    def cardinality(self) -> int:
+        n = self.parents[0].cardinality()
+        if n < 0:
+            return n if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
+        return -(-n // self.batch_size)
+
+    def iterator(self, ctx: Context) -> SparseBatchIterator:
+        return SparseBatchIterator(self, self.parents[0].iterator(ctx))
+
+
+class SparseBatchIterator(NodeIterator):
+    state_keys = ("parent", "rows", "position", "ended")
+
+    def __init__(self, node: SparseBatchNode, parent: NodeIterator):
+        super().__init__(node, parent)
+        self.parent = parent
+        self.rows: list = []
+        self.position = 0
+        self.ended = False
+
+    def _sparse(self, rows: list, first: int) -> SparseTensor:
+        node = self.node
+        arrays = [to_array(row) for row in rows]
+        rank = len(node.row_shape)
+        for offset, array in enumerate(arrays):
+            if array.ndim != rank:
+                raise StructureError(
+                    f"{self.name}: element {first + offset} has rank {array.ndim} but row_shape "
+                    f"{list(node.row_shape)} has rank {rank}"
+                )
+        shape = [
+            max((a.shape[d] for a in arrays), default=0) if size == -1 else size
+            for d, size in enumerate(node.row_shape)
+        ]
+        for offset, array in enumerate(arrays):
+            if any(a > s for a, s in zip(array.shape, shape)):
+                raise StructureError(
+                    f"{self.name}: element {first + offset} has shape {array.shape}, larger than row_shape "
+                    f"{list(node.row_shape)}; raise row_shape or use -1"
+                )
+        indices = [
+            np.column_stack([np.full(array.size, b), np.argwhere(np.ones(array.shape, bool))])
+            if array.size
+            else np.empty((0, rank + 1), np.int64)
+            for b, array in enumerate(arrays)
+        ]
+        values = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.empty(0)
+        return SparseTensor(np.concatenate(indices), values, [len(arrays), *shape])
+
+    def __next__(self):
+        node = self.node
+        while not self.ended and len(self.rows) < node.batch_size:
+            try:
+                chunk = self.parent.next_chunk(node.batch_size - len(self.rows))
+            except StopIteration:
+                self.ended = True
+                break
+            self.rows.extend(chunk)
+            self.position += len(chunk)
+        if not self.rows:
+            raise StopIteration
+        start = perf_ns()
+        rows, self.rows = self.rows, []
+        out = self._sparse(rows, self.position - len(rows))
+        self.self_ns += perf_ns() - start
+        self.produced += 1
+        return out
+
+    def reset(self) -> None:
+        self.parent.reset()
+        self.rows, self.position, self.ended = [], 0, False
+
+    def get_state(self) -> dict:
+        return {
+            "parent": self.parent.get_state(),
+            "rows": [encode_element(e) for e in self.rows],
+            "position": self.position,
+            "ended": self.ended,
+        }
+
+    def set_state(self, state: dict) -> None:
+        fields = self._check_state(state)
+        position, ended = fields.int("position"), fields.bool("ended")
+        rows = fields.elements("rows", max_length=self.node.batch_size - 1)
+        self.parent.set_state(fields.dict("parent"))
+        self.rows, self.position, self.ended = rows, position, ended

@@ -1,0 +1,105 @@
+"""``Dataset.unique``: drop elements equal to one seen before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import InvalidArgumentError
+from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
+from ..core.state import encode_element
+
+
+def unique_key(element: Any, stage: str, position: int) -> Any:
+    """A hashable key for an element of one integer or string tensor (tf.data allows only those)."""
+    if isinstance(element, (bytes, str)):
+        return element.encode() if isinstance(element, str) else element
+    if isinstance(element, (int, np.integer)) and not isinstance(element, (bool, np.bool_)):
+        return int(element)
+    strings = isinstance(element, np.ndarray) and element.dtype == object
+    if (
+        strings
+        and all(isinstance(v, bytes) for v in element.flat)
+        or (isinstance(element, np.ndarray) and element.dtype.kind in "iu")
+    ):
+        if element.shape == ():
+            return element.item()
+        return (element.shape, tuple(element.flat))
+    raise InvalidArgumentError(
+        f"{stage}: input element {position} is {type(element).__name__} "
+        f"{getattr(element, 'dtype', '')}; unique needs elements of one integer or string tensor "
+        "(as tf.data); map to such a key first"
+    )
+
+
+class UniqueNode(Node):
+    """``unique()``: each distinct element once, in order of first appearance. Remembers every
+    distinct element (and checkpoints them), so it suits small vocabularies, not unbounded streams."""
+
+    op = "unique"
+
+    def __init__(self, parent: Node, name: str | None = None):
+        super().__init__(parent)
+        self.name = name
+
+    def describe_args(self) -> str:
+        return self.name or ""
+
+    def compute_element_spec(self) -> Any:
+        return self.parents[0].element_spec
+
+    def cardinality(self) -> int:
+        # tf.data does not know either, even for an infinite input (it may have few distinct values).
+        return 0 if self.parents[0].cardinality() == 0 else UNKNOWN_CARDINALITY
+
+    def iterator(self, ctx: Context) -> UniqueIterator:
+        return UniqueIterator(self, self.parents[0].iterator(ctx))
+
+
+class UniqueIterator(NodeIterator):
+    state_keys = ("parent", "position", "seen")
+
+    def __init__(self, node: UniqueNode, parent: NodeIterator):
+        super().__init__(node, parent)
+        self.parent = parent
+        self.position = 0
+        self.seen: dict = {}  # key -> first element with that key (kept for checkpoints)
+
+    def next_chunk(self, n: int) -> list:
+        out: list = []
+        while not out:
+            chunk = self.parent.next_chunk(n)
+            start = perf_ns()
+            for element in chunk:
+                key = unique_key(element, self.name, self.position)
+                self.position += 1
+                if key not in self.seen:
+                    self.seen[key] = element
+                    out.append(element)
+            self.self_ns += perf_ns() - start
+        self.produced += len(out)
+        return out
+
+    def __next__(self):
+        return self.next_chunk(1)[0]
+
+    def reset(self) -> None:
+        self.parent.reset()
+        self.position = 0
+        self.seen = {}
+
+    def get_state(self) -> dict:
+        return {
+            "parent": self.parent.get_state(),
+            "position": self.position,
+            "seen": [encode_element(e) for e in self.seen.values()],
+        }
+
+    def set_state(self, state: dict) -> None:
+        fields = self._check_state(state)
+        position = fields.int("position")
+        elements = fields.elements("seen", max_length=position)
+        self.seen = {unique_key(e, self.name, i): e for i, e in enumerate(elements)}
+        self.parent.set_state(fields.dict("parent"))
+        self.position = position

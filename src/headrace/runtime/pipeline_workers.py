@@ -1,0 +1,384 @@
+"""The machinery of ``parallelize``: copies of a pipeline in worker processes, merged round-robin.
+
+Worker ``k`` runs the pipeline above with every source sharded ``k`` of ``N`` (built by the node).
+It computes *chunks* on request: elements for about :data:`CHUNK_SECONDS`, then its pipeline's
+state after them; the parent keeps :data:`CHUNKS_AHEAD` requests in flight per worker, so workers
+compute while the consumer works, and memory stays bounded. Output ``i`` is worker ``i % N``'s next
+element (a worker whose share ended is skipped), so the order is fixed whatever the timing.
+
+Checkpoints are exact: for each worker, the state sent with the first chunk that ends at or after
+the last element handed on, plus the elements of that chunk still owed (encoded like any buffered
+element), plus whose turn it is. Restoring sends each worker its state.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import selectors
+import sys
+import warnings
+import weakref
+from collections import deque
+from typing import Any
+
+from ..core.errors import CheckpointError, WorkerError, add_note
+from ..core.node import Context, NodeIterator, note_stage, perf_ns
+from ..core.state import encode_element
+from . import shutdown as registry
+from .pool import WorkerProcess, get_pool, processes_unavailable
+from .processes import WorkerDied, decode_result, unpack_error
+from .shm import cleanup, dump, load, segment_prefix
+from .worker import BAD_MESSAGE, INIT_FAILED
+
+CHUNK_SECONDS = 0.005  # work per chunk: a message and a state snapshot spread over this much
+MAX_CHUNK = 512
+CHUNKS_AHEAD = 2  # requests in flight per worker: one computing, one queued
+WAIT_SLICE_SECONDS = 0.5
+DRAIN_SECONDS = 0.1  # at close, how long in-flight chunks may take to arrive (else: kill)
+_serials = itertools.count()
+_warned: list[bool] = []
+
+
+def serial_fallback(node: Any, ctx: Context) -> NodeIterator | None:
+    """Where processes cannot start (a daemonic process): the pipeline above, in this process."""
+    why = processes_unavailable()
+    if why is None:
+        return None
+    if not _warned:
+        _warned.append(True)
+        warnings.warn(
+            f"{node!r}: worker processes are not used because {why}; running the pipeline in this "
+            "process instead",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return node.parents[0].iterator(ctx)
+
+
+class _Share:
+    """The parent's view of one worker: its buffered outputs and the states to checkpoint with."""
+
+    def __init__(self) -> None:
+        self.buffer: deque[tuple[bool, Any]] = deque()  # received, not handed on
+        self.received = 0  # elements received since the last restore
+        self.handed = 0  # elements handed on since the last restore
+        self.states: deque[tuple[int, dict]] = deque()  # (elements received, state after them)
+        self.base: dict | None = None  # state after `handed` elements, when known
+        self.in_flight = 0  # requests sent, not answered
+        self.ended = False  # the worker said its share ended (this epoch)
+
+
+class _Workers:
+    """Owns the processes; the iterator's finalizer holds this, never the iterator."""
+
+    def __init__(self) -> None:
+        self.processes: list[WorkerProcess] = []
+        self.shares: list[_Share] = []
+        self.prefix = ""
+        self.failed = False
+        self.closed = False
+
+    def shutdown(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        registry.unregister(self)
+        prefix = self.prefix
+        if not self.processes:
+            if prefix:
+                cleanup(prefix)
+            return
+        keep = [not self.failed and _drain(w, s) for w, s in zip(self.processes, self.shares)]
+        get_pool().release(self.processes, keep, then=lambda: cleanup(prefix))
+
+
+def _drain(worker: WorkerProcess, share: _Share) -> bool:
+    """Read the answers still owed (briefly); True when the worker is idle and can be reused."""
+    deadline = perf_ns() + int(DRAIN_SECONDS * 1e9)
+    try:
+        while share.in_flight:
+            left = (deadline - perf_ns()) / 1e9
+            if left <= 0 or not worker.conn.poll(left):
+                return False
+            _discard(load(worker.conn.recv_bytes()))
+            share.in_flight -= 1
+    except (EOFError, OSError):
+        return False
+    return True
+
+
+def _discard(reply: tuple) -> None:
+    """Remove the shared memory files of a reply nobody will read."""
+    from .shm import discard  # noqa: PLC0415
+
+    if reply[0] == "chunk":
+        for ok, payload in reply[2]:
+            if ok:
+                discard(payload)
+
+
+class ParallelizeIterator(NodeIterator):
+    state_keys = ("workers", "turn")
+
+    def __init__(self, node: Any, ctx: Context, iteration: int):
+        super().__init__(node)
+        self.ctx = ctx
+        self.iteration = iteration
+        self.count = node.num_workers
+        self.turn = 0
+        self.generation = 0
+        self.position = 0  # elements handed on this epoch
+        self.chunk = 1  # elements asked per request; grows to CHUNK_SECONDS of work
+        self.wait_ns = 0
+        self.busy_ns = 0
+        self._workers = _Workers()
+        self._finalizer = weakref.finalize(self, self._workers.shutdown)
+        self._selector: selectors.BaseSelector | None = None
+
+    @property
+    def shares(self) -> list[_Share]:
+        return self._workers.shares
+
+    # --- starting -----------------------------------------------------------------------------
+    def _start(self) -> None:
+        import cloudpickle  # noqa: PLC0415
+
+        workers = self._workers
+        registry.register(workers)
+        workers.prefix = segment_prefix(os.getpid(), f"p{next(_serials)}")
+        path = list(sys.path)
+        jobs = []
+        for index in range(self.count):
+            try:
+                payload = cloudpickle.dumps(self.node.worker_pipeline(index))
+            except Exception as exc:
+                raise WorkerError(
+                    f"{self.name}: the pipeline above cannot be sent to worker processes "
+                    f"({type(exc).__name__}: {exc}); capture only picklable values in its functions"
+                ) from exc
+            jobs.append(
+                ("pipeline", payload, self.ctx.options, self.iteration, path, f"{workers.prefix}w{index}-")
+            )
+        workers.processes = get_pool().acquire(self.count)
+        workers.shares = [_Share() for _ in range(self.count)]
+        self._selector = selectors.DefaultSelector()
+        for index, (worker, job) in enumerate(zip(workers.processes, jobs)):
+            self._send(index, job, expect_reply=False)
+            self._selector.register(worker.conn.fileno(), selectors.EVENT_READ, index)
+
+    def _send(self, index: int, message: tuple, expect_reply: bool = True) -> None:
+        try:
+            self._workers.processes[index].conn.send_bytes(dump(message, None))
+        except OSError:
+            self._died(index)
+        if expect_reply:
+            self.shares[index].in_flight += 1
+
+    def _died(self, index: int) -> None:
+        worker = self._workers.processes[index]
+        self._workers.failed = True
+        died = WorkerDied(worker.pid, get_pool().exit_code(worker.pid, 1.0), [])
+        self.close()
+        raise WorkerError(
+            f"{self.name}: {died.describe()} while computing worker {index}'s share of the pipeline; "
+            "the stage's other workers were stopped. Restore a checkpoint to go on"
+        ) from None
+
+    # --- requests and replies ---------------------------------------------------------------------
+    def _top_up(self) -> None:
+        for index, share in enumerate(self.shares):
+            while not share.ended and share.in_flight < CHUNKS_AHEAD:
+                self._send(index, ("pull", self.generation, self.chunk, CHUNK_SECONDS))
+
+    def _receive(self, index: int) -> None:
+        worker = self._workers.processes[index]
+        try:
+            reply = load(worker.conn.recv_bytes())
+        except (EOFError, OSError):
+            self._died(index)
+        share = self.shares[index]
+        if reply[0] in (INIT_FAILED, BAD_MESSAGE):
+            self._workers.failed = True
+            error = unpack_error(reply[1], worker.pid)
+            self.close()
+            raise WorkerError(
+                f"{self.name}: worker process {worker.pid} could not load its copy of the pipeline: "
+                f"{type(error).__name__}: {error}. Its functions must be picklable with cloudpickle "
+                "and importable in a fresh process"
+            ) from error
+        share.in_flight -= 1
+        _, generation, items, state, ended, busy = reply
+        if generation != self.generation:
+            _discard(reply)
+            return
+        self.busy_ns += busy
+        for ok, payload in items:
+            share.buffer.append(decode_result(ok, payload, worker.pid, self.name))
+        share.received += len(items)
+        if state is not None:
+            share.states.append((share.received, state))
+        if ended:
+            share.ended = True
+        if items and busy:
+            per_element = busy / len(items)
+            self.chunk = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS * 1e9 / per_element)))
+
+    def _pump(self, timeout: float) -> None:
+        self._top_up()
+        start = perf_ns()
+        ready = self._selector.select(timeout)
+        self.wait_ns += perf_ns() - start
+        for key, _ in ready:
+            index = key.data
+            while self._workers.processes[index].conn.poll():
+                self._receive(index)
+                if self.shares[index].in_flight == 0:
+                    break
+
+    def _receive_stale(self, index: int) -> None:
+        worker = self._workers.processes[index]
+        try:
+            reply = load(worker.conn.recv_bytes())
+        except (EOFError, OSError):
+            self._died(index)
+        self.shares[index].in_flight -= 1
+        _discard(reply)
+
+    # --- handing on ------------------------------------------------------------------------------
+    def __next__(self) -> Any:
+        if self._workers.failed:
+            raise WorkerError(f"{self.name}: this iterator stopped after a worker failure")
+        if self.closed:
+            raise WorkerError(f"{self.name}: the iterator is closed")
+        if not self._workers.processes:
+            self._start()
+        try:
+            while True:
+                share = self.shares[self.turn]
+                if share.buffer:
+                    return self._hand_on(share)
+                if share.ended:
+                    if all(s.ended and not s.buffer for s in self.shares):
+                        raise StopIteration
+                    self.turn = (self.turn + 1) % self.count
+                    continue
+                self._pump(WAIT_SLICE_SECONDS)
+        except KeyboardInterrupt:
+            self.close()
+            raise
+
+    def _hand_on(self, share: _Share) -> Any:
+        ok, value = share.buffer.popleft()
+        share.handed += 1
+        while share.states and share.states[0][0] <= share.handed:
+            share.base = share.states.popleft()[1]
+        position = self.position
+        self.position += 1
+        self.turn = (self.turn + 1) % self.count
+        if not ok:
+            note_stage(value, self.name, position)
+            raise value
+        self.produced += 1
+        if not share.buffer and not share.ended and share.in_flight < CHUNKS_AHEAD:
+            self._top_up()
+        return value
+
+    # --- epochs and checkpoints ---------------------------------------------------------------
+    def reset(self) -> None:
+        self.turn = 0
+        self.position = 0
+        if not self._workers.processes:
+            return
+        self.generation += 1
+        for index in range(self.count):
+            self._settle(index, ("reset", self.generation))
+            self.shares[index] = _Share()
+
+    def _settle(self, index: int, message: tuple) -> None:
+        share = self.shares[index]
+        while share.in_flight:
+            self._receive_stale(index)
+        self._send(index, message)
+        worker = self._workers.processes[index]
+        try:
+            reply = load(worker.conn.recv_bytes())
+        except (EOFError, OSError):
+            self._died(index)
+        share.in_flight -= 1
+        if reply[2] and not reply[2][0][0]:
+            error = unpack_error(pickle.loads(reply[2][0][1]), worker.pid)
+            add_note(error, f"headrace: in {self.name}, while worker {index} restored or reset its share")
+            raise error
+
+    def get_state(self) -> dict:
+        if not self._workers.processes:
+            self._start()
+        workers = []
+        for index, share in enumerate(self.shares):
+            if not share.states and (share.base is None or share.buffer):
+                # Nothing received past the last element handed on: ask the worker where it is.
+                self._send(index, ("pull", self.generation, 0, 0.0))
+                while not share.states:
+                    self._pump(WAIT_SLICE_SECONDS)
+            if share.states:
+                received, state = share.states[0]
+                values = list(share.buffer)[: received - share.handed]
+            else:
+                state, values = share.base, []
+            if "__unavailable__" in state:
+                raise CheckpointError(
+                    f"{self.name}: worker {index} cannot save its pipeline's state "
+                    f"({state['__unavailable__']})"
+                )
+            # An error owed before the saved point is not raised again after a restore.
+            workers.append({"state": state, "owed": [encode_element(v) for ok, v in values if ok]})
+        return {"workers": workers, "turn": self.turn}
+
+    def set_state(self, state: dict) -> None:
+        fields = self._check_state(state)
+        saved = state["workers"]
+        if not isinstance(saved, list) or len(saved) != self.count:
+            raise CheckpointError(
+                f"{self.name}: the state holds {len(saved) if isinstance(saved, list) else saved!r} "
+                f"worker states, this stage runs {self.count} workers; restore with the same num_workers"
+            )
+        turn = fields.int("turn", high=self.count - 1)
+        entries = []
+        for index, entry in enumerate(saved):
+            worker = fields.record(entry, f"workers[{index}]", ("state", "owed"))
+            entries.append((worker.dict("state"), worker.elements("owed")))
+        self.turn = turn
+        if not self._workers.processes:
+            self._start()
+        self.generation += 1
+        for index, (worker_state, owed) in enumerate(entries):
+            self._settle(index, ("set_state", self.generation, worker_state))
+            share = self.shares[index] = _Share()
+            for value in owed:
+                share.buffer.append((True, value))
+            share.received = len(share.buffer)
+            share.states.append((share.received, worker_state))
+
+    # --- the rest ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._selector is not None:
+            self._selector.close()
+        self._workers.shutdown()
+
+    def counters(self) -> dict:
+        out = super().counters()
+        out.update(
+            executor="process",
+            parallelism=self.count,
+            busy_seconds=self.busy_ns / 1e9,
+            output_wait_seconds=self.wait_ns / 1e9,
+            buffered=sum(len(s.buffer) for s in self.shares),
+            chunk_size=self.chunk,
+            worker_pids=[w.pid for w in self._workers.processes],
+        )
+        return out

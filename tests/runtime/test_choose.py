@@ -1,0 +1,237 @@
+"""runtime/choose.py: the executor rule, the GIL measurement, and one choice per stage per pipeline."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import subprocess
+import sys
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import headrace as hr
+from headrace.runtime import choose
+from headrace.runtime.choose import Timing
+
+pytestmark = pytest.mark.timeout(120)
+
+BIG = b"x" * 2_000_000
+
+
+def releases_gil(x):
+    return hashlib.sha256(BIG).digest()[:4]  # hashlib lets go of the GIL for large inputs
+
+
+def pure_python(x):
+    total = 0
+    for i in range(60_000):
+        total += i % 7
+    return total + int(x)
+
+
+@pytest.fixture
+def cpu_hog():
+    """A second process spinning on a core for the test's duration."""
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield hog
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+# --- the rule -------------------------------------------------------------------------------------
+def test_rule_pure_python_on_several_cores_gets_processes():
+    choice = choose.decide(2, 2, cpu_seconds=0.001, wall_seconds=0.001, gil=0.97)
+    assert choice.kind == "process" and "holds the GIL 97%" in choice.reason
+
+
+def test_rule_releasing_the_gil_gets_threads():
+    assert choose.decide(16, 16, cpu_seconds=0.01, wall_seconds=0.01, gil=0.02).kind == "thread"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "why"),
+    [
+        ({"cpu_seconds": 50e-6, "wall_seconds": 3e-3, "gil": None}, "mostly waits"),
+        ({"cpu_seconds": 50e-6, "wall_seconds": 50e-6, "gil": None}, "cheap"),
+        ({"unpicklable": "TypeError: cannot pickle '_thread.lock'"}, "cannot be pickled"),
+        ({"cpu_seconds": 0.01, "wall_seconds": 0.01, "own_threads": 3.0}, "its own threads"),
+        ({"cpu_seconds": 0.01, "wall_seconds": 0.01, "gil": None}, "too few elements"),
+    ],
+)
+def test_rule_threads_and_why(kwargs, why):
+    choice = choose.decide(4, 4, **kwargs)
+    assert choice.kind == "thread" and why in choice.reason, choice.reason
+
+
+def test_rule_one_worker_or_one_cpu_gets_threads():
+    assert choose.decide(1, 8, cpu_seconds=0.01, wall_seconds=0.01, gil=1.0).kind == "thread"
+    assert choose.decide(8, 1, cpu_seconds=0.01, wall_seconds=0.01, gil=1.0).kind == "thread"
+
+
+def test_unmeasured_choices_are_not_final():
+    assert not choose.decide(4, 4, failed=True).final
+    assert not choose.decide(4, 4).final
+    assert choose.decide(4, 4, cpu_seconds=0.01, wall_seconds=0.01, gil=1.0).final
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    workers=st.integers(1, 64),
+    cpus=st.integers(1, 64),
+    cpu=st.floats(1e-6, 1.0),
+    waiting=st.floats(0.0, 10.0),
+    gil=st.floats(0.0, 1.0),
+)
+def test_processes_only_for_a_large_gain(workers, cpus, cpu, waiting, gil):
+    choice = choose.decide(workers, cpus, cpu_seconds=cpu, wall_seconds=cpu * (1 + waiting), gil=gil)
+    if gil * workers <= 1.0:  # threads can already run every worker at once: processes never pay
+        assert choice.kind == "thread", choice.reason
+    if choice.kind == "process":
+        assert workers >= 2 and cpus >= 2 and cpu >= choose.MIN_PROCESS_CALL_SECONDS
+
+
+# --- the measurement ------------------------------------------------------------------------------
+def test_gil_fraction_of_a_pair_that_took_turns():
+    # The helper waited for the whole of the other call: the GIL was held throughout.
+    pair = [Timing(wall_ns=8_000_000, cpu_ns=4_000_000, delay_ns=0), Timing(4_000_000, 4_000_000, 0)]
+    assert choose.gil_fraction(0, pair) == pytest.approx(1.0)
+
+
+def test_gil_fraction_of_a_pair_that_ran_at_once():
+    pair = [Timing(4_100_000, 4_000_000, 0), Timing(4_000_000, 4_000_000, 0)]
+    assert choose.gil_fraction(0, pair) == pytest.approx(0.025)
+
+
+def test_waiting_for_a_core_is_not_waiting_for_the_gil():
+    # A busy machine: both calls sat 4 ms runnable without a core. That is load, not the GIL.
+    pair = [Timing(8_000_000, 4_000_000, 4_000_000), Timing(8_000_000, 4_000_000, 4_000_000)]
+    assert choose.gil_fraction(0, pair) == 0.0
+
+
+def test_io_waits_seen_alone_are_not_counted():
+    pair = [Timing(9_000_000, 1_000_000, 0), Timing(9_000_000, 1_000_000, 0)]
+    assert choose.gil_fraction(8_000_000, pair) == 0.0
+
+
+def test_probe_computes_each_element_once_and_in_order():
+    made = []
+    calls = [lambda i=i: made.append(i) or pure_python(i) for i in range(choose.PROBE_ELEMENTS)]
+    choice, outcomes = choose.probe(pure_python, calls, workers=2, cpus=2)
+    assert [value for _, value in outcomes] == [pure_python(i) for i in range(len(outcomes))]
+    assert sorted(made) == list(range(len(outcomes))) and len(outcomes) == choose.PROBE_ELEMENTS
+    assert choice.cpu_seconds > 0 and choice.gil_fraction is not None
+
+
+def test_probe_keeps_an_exception_as_an_outcome():
+    def fails():
+        raise ValueError("bad element")
+
+    choice, outcomes = choose.probe(pure_python, [fails, fails], workers=2, cpus=2)
+    assert choice.kind == "thread" and not choice.final
+    assert not outcomes[0][0] and isinstance(outcomes[0][1], ValueError) and len(outcomes) == 1
+
+
+def test_unpicklable_function_gets_threads_without_computing():
+    lock = threading.Lock()
+    choice, outcomes = choose.probe(lambda x: lock, [lambda: 1] * 8, workers=2, cpus=2)
+    assert choice.kind == "thread" and "pickled" in choice.reason and outcomes == []
+
+
+@pytest.mark.parametrize("hog", [False, True])
+def test_a_gil_releasing_function_gets_threads_even_beside_a_cpu_hog(hog, request):
+    if hog:
+        request.getfixturevalue("cpu_hog")
+    for _ in range(3):
+        choice, _ = choose.probe(releases_gil, [lambda: releases_gil(0)] * 8, workers=2, cpus=2)
+        assert choice.kind == "thread", choice.reason
+
+
+# --- one choice per stage per pipeline ----------------------------------------------------------
+def _kinds_over_epochs(ds: hr.Dataset, epochs: int) -> list[tuple[str, str]]:
+    out = []
+    for _ in range(epochs):
+        with iter(ds) as it:
+            assert len(list(it)) == 12
+            counters = it.root.counters()
+            out.append((counters["executor"], counters["executor_reason"]))
+    return out
+
+
+@pytest.mark.parametrize("hog", [False, True])
+@pytest.mark.parametrize("fn", [releases_gil, pure_python])
+def test_the_choice_is_the_same_every_epoch(fn, hog, request, monkeypatch):
+    if hog:
+        request.getfixturevalue("cpu_hog")
+    probes = []
+    real_probe = choose.probe
+    monkeypatch.setattr(choose, "probe", lambda *a, **k: probes.append(1) or real_probe(*a, **k))
+    ds = hr.Dataset.range(12).map(fn, num_parallel_calls=2)
+    kinds = _kinds_over_epochs(ds, 3)
+    assert len(set(kinds)) == 1, kinds
+    assert len(probes) == (1 if hr.tune.budget.cpu_budget() > 1 else 0)
+    if fn is releases_gil:
+        assert kinds[0][0] == "thread", kinds[0]
+
+
+def test_repeat_epochs_keep_the_choice():
+    ds = hr.Dataset.range(10).map(releases_gil, num_parallel_calls=2).repeat(3)
+    with iter(ds) as it:
+        assert len(list(it)) == 30
+
+
+def test_the_choice_lives_beside_the_node_not_on_it():
+    node_ds = hr.Dataset.range(12).map(releases_gil, num_parallel_calls=2)
+    list(node_ds)
+    # The immutable description holds no choice (caches of derived values aside).
+    assert node_ds.node.executor is None
+    assert "Choice" not in repr(vars(node_ds.node))
+    plan_node = hr.tune.rewrite.optimise(node_ds.node, node_ds.options()).optimised
+    stage = next(n for n in plan_node.walk() if getattr(n, "op", "") == "map")
+    assert choose.remembered(stage) is not None
+    count = len(choose._choices)
+    del node_ds, plan_node, stage
+    gc.collect()
+    assert len(choose._choices) < count  # forgotten with the pipeline
+
+
+def test_a_short_first_epoch_measures_again_next_time():
+    ds = hr.Dataset.range(3).map(pure_python, num_parallel_calls=2)
+    assert [int(x) for x in ds] == [pure_python(i) for i in range(3)]
+    stage = next(n for n in hr.tune.rewrite.optimise(ds.node, ds.options()).optimised.walk() if n.op == "map")
+    assert choose.remembered(stage) is None
+
+
+def test_a_given_executor_skips_the_probe(monkeypatch):
+    monkeypatch.setattr(choose, "probe", lambda *a, **k: pytest.fail("probed although executor= was given"))
+    ds = hr.Dataset.range(8).map(releases_gil, num_parallel_calls=2, executor="thread")
+    with iter(ds) as it:
+        list(it)
+        assert it.root.counters()["executor_reason"] == "executor='thread' was given"
+
+
+def test_explain_and_report_give_the_reason():
+    ds = hr.Dataset.range(12).map(releases_gil, num_parallel_calls=2, name="digest")
+    assert "map(digest): threads or processes, chosen by measuring" in ds.explain()
+    with iter(ds) as it:
+        list(it)
+        report = it.stats().report()
+        reason = it.root.counters()["executor_reason"]
+    assert f"map(digest): thread: {reason}" in report
+    assert f"map(digest): threads, chosen at the first iteration: {reason}" in ds.explain()
+    given = hr.Dataset.range(3).map(releases_gil, num_parallel_calls=2, executor="thread", name="d")
+    assert "map(d): threads (executor='thread' was given)" in given.explain()
+
+
+def test_the_probe_gathers_its_elements_from_short_chunks():
+    # prefetch hands on one element per chunk: the probe must still measure its pairs.
+    ds = hr.Dataset.range(20).prefetch(1).map(pure_python, num_parallel_calls=2)
+    with iter(ds) as it:
+        assert [int(x) for x in it] == [pure_python(i) for i in range(20)]
+        reason = it.root.counters()["executor_reason"]
+    if hr.tune.budget.cpu_budget() > 1:
+        assert "median of 3 pairs" in reason, reason
