@@ -458,6 +458,41 @@ class Dataset:
         """
         return Dataset(DistributeNode(self.node, num_replicas, rank, remainder, name))
 
+    def run_on(
+        self,
+        address: str | None = None,
+        num_workers: int = 2,
+        *,
+        deterministic: bool = True,
+        chunk_size: int = 64,
+        prefetch: int = 2,
+        cpus_per_worker: float = 1.0,
+        name: str | None = None,
+    ) -> Dataset:
+        """Run the pipeline so far on ``num_workers`` Ray actors (the ``ray`` extra) and stream its
+        elements back: ``address`` joins a cluster (``"HOST:PORT"``, ``"auto"``), None starts a local
+        Ray. Each worker computes one share (every source sharded ``num_workers`` ways), so each
+        element is computed and delivered exactly once per epoch; a dead worker's share restarts
+        from its last state on another node. ``deterministic=False`` serves whichever worker is
+        ready. At most ``prefetch`` chunks of ``chunk_size`` elements are in flight per worker.
+        Put ``distribute`` above it to split ranks' shares too. See docs/distributed.md.
+
+        >>> ds = Dataset.range(6).map(lambda x: x * x).run_on(num_workers=2)  # doctest: +SKIP
+        >>> [int(x) for x in ds]  # doctest: +SKIP
+        [0, 1, 4, 9, 16, 25]
+        """
+        from .ops.run_on import RunOnNode  # noqa: PLC0415 (kept local: only for Ray users)
+        from .ray.shares import split_at_sources  # noqa: PLC0415
+        from .core.args import integer  # noqa: PLC0415
+
+        num_workers = integer(num_workers)
+        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1:
+            raise InvalidArgumentError(f"run_on: num_workers={num_workers!r} is not allowed: a positive int")
+        shares = tuple(split_at_sources(self.node, num_workers, j) for j in range(num_workers))
+        return Dataset(
+            RunOnNode(self.node, shares, address, deterministic, chunk_size, prefetch, cpus_per_worker, name)
+        )
+
     @staticmethod
     def choose_from_datasets(
         datasets: list[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True

@@ -7,6 +7,7 @@ from typing import Any
 
 from .core.errors import CheckpointError
 from .core.fingerprint import pipeline_key
+from .core.counters import busy_seconds
 from .core.node import Context, Node, NodeIterator, perf_ns
 from .core.options import Options
 from .core.state import READABLE_VERSIONS, STATE_VERSION, StateFields
@@ -42,6 +43,9 @@ class Iterator:
     def __init__(self, node: Node, options: Options | None = None):
         self.node = node
         self.options = options if options is not None else Options()
+        # Building stages starts workers and opens files: the run's clock starts before it, so the
+        # profiler shows startup instead of hiding it.
+        self.created_ns = perf_ns()
         self._root = node.iterator(Context(self.options))
         self._next = self._root.__next__
         self._signature = node.signature()
@@ -54,8 +58,12 @@ class Iterator:
         self.produced = 0
         self.wait_ns = 0  # time the consumer spent inside next() (tf.data's IteratorGetNext)
         self.started_ns = perf_ns()
+        self.build_ns = self.started_ns - self.created_ns  # the consumer waited for it in iter(ds)
+        self.first_element_ns = 0  # when the first element reached the consumer
         self.finished_ns = 0  # when the end was reached: stats of a finished run stop the clock there
         self.timeline = Timeline()
+        self.timeline.add(Sample(0.0, 0, 0.0, []))
+        self.timeline.add(Sample(self.build_ns / 1e9, 0, self.build_ns / 1e9, []))
         self._next_sample_ns = self.started_ns
         self.tuner = Tuner(self.stages(), self.options)
         self._next_tune_ns = self.started_ns
@@ -94,17 +102,21 @@ class Iterator:
 
     def _sample(self, now: int) -> None:
         """Record counters for the timeline; called from next() at most once per interval."""
+        if not self.first_element_ns and self.produced:
+            self.first_element_ns = now
         stages = []
         for stage in self.stages():
             counters = stage.counters()  # once per stage: parallel stages gather theirs from workers
             stages.append(
                 (
                     stage.produced,
-                    counters.get("busy_seconds", stage.self_ns / 1e9),
+                    busy_seconds(counters),
                     counters.get("buffered", 0),
+                    counters.get("parallelism", 1) or 1,
                 )
             )
-        self.timeline.add(Sample((now - self.started_ns) / 1e9, self.produced, self.wait_ns / 1e9, stages))
+        wait_seconds = (self.wait_ns + self.build_ns) / 1e9
+        self.timeline.add(Sample((now - self.created_ns) / 1e9, self.produced, wait_seconds, stages))
         self._next_sample_ns = now + int(self.timeline.interval_seconds * 1e9)
 
     def stats(self) -> Stats:
@@ -112,7 +124,7 @@ class Iterator:
         now = self.finished_ns or perf_ns()
         if not self.timeline.samples:
             self._sample(now)
-        return Stats(self, (now - self.started_ns) / 1e9, self.timeline)
+        return Stats(self, (now - self.created_ns) / 1e9, self.timeline)
 
     def get_next(self) -> Any:
         return next(self)

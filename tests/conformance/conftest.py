@@ -36,7 +36,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
     methods, files = untranslated_counts()
     share = 100.0 * counts["passed"] / translated
     terminalreporter.write_line(
-        f"conformance: {translated} translated cases, {counts['passed']} passing ({share:.1f}%), "
+        f"conformance: {translated} translated cases (pytest cases), {counts['passed']} passing ({share:.1f}%), "
         f"{counts['xfailed']} xfail, {counts['failed'] + counts['error']} failing, "
         f"{counts['xpassed']} xpass; untranslated: {methods} TF methods and {files} whole files "
         "(tests/conformance/UNTRANSLATED.md)"

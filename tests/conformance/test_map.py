@@ -170,11 +170,10 @@ def test_capture_queue():
         fifo.put(int(e))
 
     def dequeue(_):
-        try:
-            return fifo.get_nowait()
-        except queue.Empty:
-            raise UserWarning("queue closed") from None
+        return fifo.get_nowait()
 
+    # tf's closed queue then ends the dataset (OutOfRange); a map cannot end a headrace dataset
+    # (StopIteration from a user function is an error), so only the 200 values are checked.
     it = iter(D.from_tensors(0).repeat(-1).map(dequeue))
     assert [int(next(it)) for _ in range(200)] == elements.tolist()
 

@@ -699,3 +699,24 @@ def test_a_full_disk_names_the_cache_file_and_leaves_nothing(tmp_path):
     assert int(total) == sum(range(100))
     assert "File too large" in messages and path in messages
     assert listing(tmp_path) == []
+
+
+def test_memory_cache_hands_out_read_only_copies_it_owns():
+    # An in-place op in a training loop must not change the next epoch's data.
+    source = np.zeros((3, 2))
+    ds = hr.Dataset.from_generator(lambda: iter(source), output_signature=hr.TensorSpec((2,), np.float64)).cache()
+    for epoch in range(2):
+        for element in ds:
+            assert not element.flags.writeable and not np.shares_memory(element, source)
+            with pytest.raises(ValueError, match="read-only"):
+                element += 1
+    source += 5  # the producer reusing its buffer cannot reach the cache either
+    assert [e.tolist() for e in ds] == [[0.0, 0.0]] * 3
+
+
+def test_memory_cache_gives_fresh_dicts_each_pass():
+    ds = hr.Dataset.from_tensor_slices({"x": np.arange(3)}).cache()
+    first = list(ds)
+    first[0]["x"] = 99  # editing the dict handed out must not reach the cached one
+    second = list(ds)
+    assert [int(e["x"]) for e in second] == [0, 1, 2] and second[0] is not first[0]

@@ -87,3 +87,14 @@ def test_an_invalid_result_inside_a_chunk_calls_no_predicate_twice():
         next(it)
     assert [int(v) for b in it for v in b] == [1, 3, 5, 7, 9]
     assert sorted(calls) == list(range(10))
+
+
+def test_a_predicate_raising_stop_iteration_inside_a_chunk_is_an_error_not_the_end():
+    def stops_at_4(x):
+        if x == 4:
+            raise StopIteration
+        return True
+
+    for ds in (hr.Dataset.range(8).filter(stops_at_4).batch(100), hr.Dataset.range(8).filter(stops_at_4)):
+        with pytest.raises(Exception, match="StopIteration on input element 4"):
+            list(ds)

@@ -30,6 +30,70 @@ def test_trace_is_chrome_trace_json(tmp_path):
     assert counters and all(e["ts"] >= 0 for e in counters)
 
 
+_REQUIRED = {
+    "M": {"name", "pid", "args"},
+    "X": {"name", "pid", "tid", "ts", "dur"},
+    "C": {"name", "pid", "ts", "args"},
+    "i": {"name", "pid", "tid", "ts", "s"},
+    "s": {"name", "pid", "tid", "ts", "id", "cat"},
+    "f": {"name", "pid", "tid", "ts", "id", "cat", "bp"},
+}
+
+
+def check_trace_schema(trace: dict) -> None:
+    """The Trace Event Format as chrome://tracing and Perfetto's JSON importer read it."""
+    assert isinstance(trace["traceEvents"], list) and trace["displayTimeUnit"] in ("ms", "ns")
+    for event in trace["traceEvents"]:
+        missing = _REQUIRED[event["ph"]] - set(event)
+        assert not missing, (event, missing)
+        if "ts" in event:
+            assert isinstance(event["ts"], (int, float)) and event["ts"] >= 0, event
+        if event["ph"] == "X":
+            assert event["dur"] > 0, event
+        if event["ph"] == "C":
+            assert all(isinstance(v, (int, float)) for v in event["args"].values()), event
+    starts = sorted(e["id"] for e in trace["traceEvents"] if e["ph"] == "s")
+    assert starts == sorted(e["id"] for e in trace["traceEvents"] if e["ph"] == "f")  # every arrow lands
+
+
+def recorded_run():
+    def decode(x):
+        time.sleep(0.001)
+        return x
+
+    with hr.profile.record_calls():
+        it = iter(hr.Dataset.range(60).map(decode).batch(5).prefetch(2))
+        for _ in it:
+            time.sleep(0.003)
+    return it.stats()
+
+
+def test_recorded_trace_has_a_slice_per_batch_on_each_thread_and_arrows(tmp_path):
+    stats = recorded_run()
+    trace = json.load(open(stats.save_trace(str(tmp_path / "t.json"))))
+    check_trace_schema(trace)
+    events = trace["traceEvents"]
+    threads = {e["args"]["name"]: e["tid"] for e in events if e.get("name") == "thread_name"}
+    assert "consumer thread" in threads and any(name.startswith("worker thread 1") for name in threads)
+    batches = [e for e in events if e["ph"] == "X" and e["name"].startswith("batch(")]
+    # One slice per batch (and one for the call that found the end), on the prefetch thread.
+    assert len(batches) in (12, 13) and sum(e["args"]["elements"] for e in batches) == 12
+    assert all(e["tid"] != threads["consumer thread"] for e in batches)
+    prefetch = [e for e in events if e["ph"] == "X" and e["name"] == "prefetch(2)"]
+    assert len(prefetch) in (12, 13) and all(e["tid"] == threads["consumer thread"] for e in prefetch)
+    assert [e for e in events if e["ph"] == "s"], "no arrow from the worker thread to the consumer"
+    assert any(e["name"] == "iter(): building the pipeline" for e in events)
+    counter_tracks = {(e["name"], key) for e in events if e["ph"] == "C" for key in e["args"]}
+    assert ("consumer", "wait share") in counter_tracks
+    assert all(key not in name for name, key in counter_tracks)  # no "busy busy" track names
+
+
+def test_trace_without_recording_still_opens(tmp_path):
+    trace = json.load(open(stats_of_a_run().save_trace(str(tmp_path / "t.json"))))
+    check_trace_schema(trace)
+    assert not [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") != "startup"]
+
+
 def test_html_is_self_contained(tmp_path):
     page = open(stats_of_a_run().save_html(str(tmp_path / "r.html"))).read()
     assert page.count("<svg") == 4 and "Bottleneck: map(decode" in page

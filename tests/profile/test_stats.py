@@ -56,6 +56,7 @@ def test_cheap_map_before_batch_gets_vectorise_advice_and_gil_bound_gets_process
 
     class FakeStats:
         wait_fraction = 0.8
+        elapsed_seconds = 1.0
         stages = [
             StageStats(0, "batch(256, drop_remainder=False)", "batch", 0, [1], 100, 0.01),
             StageStats(
@@ -68,7 +69,7 @@ def test_cheap_map_before_batch_gets_vectorise_advice_and_gil_bound_gets_process
                 0.2,
                 parallelism=2,
                 executor="thread",
-                extra={"gil_held_fraction": 0.95},
+                gil_held_fraction=0.95,
             ),
             StageStats(2, "range(0, 25600, 1)", "range", 2, [], 25600, 0.0),
         ]

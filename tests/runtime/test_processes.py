@@ -283,3 +283,29 @@ def test_large_arrays_still_travel_through_shared_memory_in_chunks():
         out = list(it)
         assert it.root.executor.received_segments >= 4
     assert all(np.array_equal(o, r * 2) for o, r in zip(out, rows))
+
+
+FORKED_CHILD = textwrap.dedent(
+    """
+    import os, sys
+    import headrace as hr
+
+    it = iter(hr.Dataset.range(200).map(lambda x: int(x) + 1, 2, executor="process"))
+    head = [next(it) for _ in range(5)]
+    child = os.fork()
+    if child == 0:
+        # The child exits normally: its exit handlers must leave the parent's workers alone.
+        out = list(hr.Dataset.range(3).map(lambda x: int(x), 2, executor="process"))
+        sys.exit(0 if out == [0, 1, 2] else 3)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, status
+    assert head + list(it) == list(range(1, 201))
+    print("ok")
+    """
+)
+
+
+def test_a_forked_child_gets_its_own_pool_and_leaves_the_parents_alone():
+    done = run_python(["-c", FORKED_CHILD])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

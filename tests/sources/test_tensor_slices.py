@@ -115,3 +115,18 @@ def test_tensor_slices_checkpoints():
     assert len(check_checkpoints(make)) == 8
     assert len(check_checkpoints(lambda: make().repeat(2))) == 16
     assert len(check_checkpoints(lambda: D.from_tensors({"v": np.ones(2)}).repeat(3))) == 3
+
+
+def test_writable_input_is_copied_read_only_input_used_in_place(tmp_path):
+    # As tf.data: the dataset holds a copy, so changing the caller's array afterwards changes nothing.
+    array = np.arange(6).reshape(3, 2)
+    ds = D.from_tensor_slices(array)
+    array += 100
+    assert [row.tolist() for row in ds] == [[0, 1], [2, 3], [4, 5]]
+    assert not any(np.shares_memory(row, array) for row in ds)
+    frozen = np.arange(4)
+    frozen.flags.writeable = False  # nobody can write it: no copy needed
+    assert np.shares_memory(next(iter(D.from_tensor_slices(frozen.reshape(2, 2)))), frozen)
+    np.save(tmp_path / "big.npy", np.arange(8).reshape(4, 2))
+    mapped = np.load(tmp_path / "big.npy", mmap_mode="r+")  # a memory map is read in place, never loaded
+    assert np.shares_memory(next(iter(D.from_tensor_slices(mapped))), mapped)

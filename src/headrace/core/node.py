@@ -27,6 +27,7 @@ import numpy as np
 
 from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .options import Options
+from .counters import exclusive_ns, timed
 from .state import StateFields
 
 INFINITE_CARDINALITY = -1
@@ -197,6 +198,19 @@ class NodeIterator:
 
     #: name of the keys a subclass stores in its state, checked on restore.
     state_keys: ClassVar[tuple[str, ...]] = ()
+    #: the timing template (core/counters.py) books each stage's exclusive time here.
+    inclusive_ns: int = 0
+    first_call_ns: int = 0
+    first_call_produced: int = 0
+    timing: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # The timing template: every stage's next/next_chunk is timed by one wrapper, so ops do not
+        # time themselves.
+        super().__init_subclass__(**kwargs)
+        for method in ("__next__", "next_chunk"):
+            if method in cls.__dict__:
+                setattr(cls, method, timed(cls.__dict__[method]))
 
     def __init__(self, node: Node, *inputs: NodeIterator):
         self.node = node
@@ -211,6 +225,7 @@ class NodeIterator:
     def __next__(self) -> Any:
         raise NotImplementedError
 
+    @timed
     def next_chunk(self, n: int) -> list:
         out = []
         try:
@@ -247,14 +262,17 @@ class NodeIterator:
         return repr(self.node)
 
     def counters(self) -> dict:
-        """Counters for the profiler. Subclasses add keys: ``busy_seconds`` (summed over workers),
-        ``parallelism``, ``executor``, ``input_wait_seconds``, ``buffered``, ``buffer_capacity``,
-        ``bytes_in_per_element``, ``bytes_out_per_element``, ``buffer_bytes`` and free-form extras."""
+        """Counters for the profiler, keys as in :class:`~headrace.core.counters.StageCounters`
+        (subclasses add theirs, e.g. ``busy_seconds`` of workers, ``buffered``, plus free-form extras)."""
         return {
             "name": self.name,
             "op": self.node.op,
             "produced": self.produced,
             "self_seconds": self.self_ns / 1e9,
+            "inclusive_seconds": self.inclusive_ns / 1e9,
+            "exclusive_seconds": exclusive_ns(self) / 1e9,
+            "first_call_seconds": self.first_call_ns / 1e9,
+            "first_call_produced": self.first_call_produced,
         }
 
     def _check_state(self, state: Any) -> StateFields:

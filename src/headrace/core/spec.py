@@ -54,7 +54,9 @@ def to_array(leaf: Any) -> np.ndarray:
         objects = np.array(leaf, dtype=object)
         if objects.shape == array.shape:
             array = objects.astype(object)
-            return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(array)
+            return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(
+                array
+            )
     if array.dtype == np.float64 and not isinstance(leaf, np.ndarray):
         return array.astype(np.float32)
     if array.dtype.kind in "US":

@@ -244,6 +244,8 @@ class CacheIterator(NodeIterator):
                 raise
             out = [owned(element) for element in out]
             self.elements.extend(out)
+            if out and _has_dict(out[0]):
+                out = [map_structure(_same, element) for element in out]
         self.position += len(out)
         self.produced += len(out)
         return out

@@ -70,6 +70,8 @@ class FilterIterator(NodeIterator):
                 results.extend(itertools.starmap(predicate, elements))
             else:
                 results.extend(map(predicate, elements))
+            if len(results) != len(elements):  # the predicate raised StopIteration: extend() ends quietly
+                raise StopIteration(f"predicate raised StopIteration on input element {first + len(results)}")
         except Exception as exc:
             error = exc
         if error is None and _BOOL_TYPES.issuperset(map(type, results)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -47,6 +48,28 @@ def _upstream(stats: Stats, stage: StageStats) -> list[StageStats]:
     return out
 
 
+def gil_bound(stats: Stats, stage: StageStats) -> str | None:
+    """Why threads cannot run ``stage`` in parallel, or None: the GIL share measured when the
+    executor was chosen, else the thread workers' CPU time (under the GIL they use about one core
+    together, however many there are; work waiting on I/O uses little CPU per busy second)."""
+    if stage.executor != "thread" or stage.parallelism < 2:
+        return None
+    if stage.gil_held_fraction is not None:
+        if stage.gil_held_fraction > 0.5:
+            return f"holds the GIL {100 * stage.gil_held_fraction:.0f}% of each call"
+        return None
+    if not stage.cpu_seconds or not stage.busy_seconds or stats.elapsed_seconds <= 0:
+        return None
+    cores_used = stage.cpu_seconds / stats.elapsed_seconds
+    cpu_share = stage.cpu_seconds / stage.busy_seconds
+    if cores_used < 1.2 and cpu_share >= 0.2 and (os.cpu_count() or 1) > 1:
+        return (
+            f"uses only {cores_used:.1f} cores on {stage.parallelism} threads while the consumer waits, "
+            "so the calls hold the GIL and take turns"
+        )
+    return None
+
+
 def _micro(seconds: float) -> str:
     return f"{seconds * 1e6:,.0f} µs" if seconds < 0.01 else f"{seconds * 1e3:,.1f} ms"
 
@@ -56,16 +79,13 @@ def _stage_advice(stats: Stats, stage: StageStats) -> list[str]:
     per_call = stage.seconds_per_element
     downstream_ops = [s.op for s in _downstream(stats, stage)]
     if stage.op in _USER_FUNCTION_OPS:
-        gil = stage.extra.get("gil_held_fraction")
-        if stage.parallelism <= 1:
+        gil = gil_bound(stats, stage)
+        if gil is not None:
+            advice.append(f"{stage.name} {gil}: pass executor='process' to run it in worker processes.")
+        elif stage.parallelism <= 1:
             advice.append(
                 f"Run {stage.name} in parallel: pass num_parallel_calls=hr.AUTOTUNE (or the number of cores); "
                 f"it spends {_micro(per_call)} per element on one worker."
-            )
-        elif stage.executor == "thread" and gil is not None and gil > 0.5:
-            advice.append(
-                f"{stage.name} holds the GIL {100 * gil:.0f}% of the time, so threads cannot run it in parallel: "
-                "pass executor='process'."
             )
         elif stage.utilisation > 0.9:
             advice.append(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
+import json
+import math
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .stats import Stats
@@ -11,166 +13,475 @@ if TYPE_CHECKING:
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
-def trace_events(stats: Stats) -> dict:
-    """Counter tracks per stage (elements/s, busy share, buffered elements) and the consumer's wait."""
-    events: list[dict] = [
-        {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "headrace pipeline"}},
-    ]
-    for stage in stats.stages:
-        events.append(
-            {"ph": "M", "pid": 1, "tid": stage.index + 1, "name": "thread_name", "args": {"name": stage.name}}
-        )
-    timeline = stats.timeline
-    for t, rate in timeline.rates():
-        events.append(
-            {"ph": "C", "pid": 1, "ts": t * 1e6, "name": "consumer", "args": {"elements_per_second": rate}}
-        )
-    for t, share in timeline.wait_fractions():
-        events.append({"ph": "C", "pid": 1, "ts": t * 1e6, "name": "consumer wait", "args": {"share": share}})
-    for stage in stats.stages:
-        for what, key in ((0, "elements_per_second"), (1, "busy"), (2, "buffered")):
-            for t, value in timeline.stage_series(stage.index, what):
-                events.append(
-                    {
-                        "ph": "C",
-                        "pid": 1,
-                        "tid": stage.index + 1,
-                        "ts": t * 1e6,
-                        "name": f"{stage.name} {key}",
-                        "args": {key: value},
-                    }
-                )
-    # One complete event per stage spanning the run, carrying its totals, so the stages show as tracks.
-    for stage in stats.stages:
+#: flow arrows drawn at most (each is two events); slices beyond stay, without arrows
+MAX_FLOWS = 20_000
+
+
+def _thread_names(stats: Stats) -> dict[int, str]:
+    """Readable names of the threads the recorded calls ran on: the consumer's first."""
+    first_stage: dict[int, int] = {}
+    for index, thread, *_ in stats.slices:
+        first_stage[thread] = min(index, first_stage.get(thread, index))
+    names, workers = {}, 0
+    for thread, index in sorted(first_stage.items(), key=lambda item: item[1]):
+        if index == 0:
+            names[thread] = "consumer thread"
+        else:
+            workers += 1
+            names[thread] = f"worker thread {workers} (runs {stats.stages[index].name})"
+    return names
+
+
+def _slice_events(stats: Stats, tids: dict[int, int]) -> list[dict]:
+    events: list[dict] = []
+    last_produced: dict[int, int] = {}
+    by_stage: dict[int, list[tuple[int, float, float]]] = {}
+    for index, thread, start, end, produced in stats.slices:
+        stage = stats.stages[index]
         events.append(
             {
                 "ph": "X",
                 "pid": 1,
-                "tid": stage.index + 1,
-                "ts": 0,
-                "dur": stats.elapsed_seconds * 1e6,
+                "tid": tids[thread],
+                "ts": start * 1e6,
+                "dur": max(end - start, 1e-9) * 1e6,
                 "name": stage.name,
-                "args": {
-                    "produced": stage.produced,
-                    "busy_seconds": stage.busy_seconds,
-                    "utilisation": stage.utilisation,
-                },
+                "cat": stage.op,
+                "args": {"elements": produced - last_produced.get(index, 0)},
             }
         )
-    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"report": stats.report()}}
+        last_produced[index] = produced
+        by_stage.setdefault(index, []).append((thread, start, end))
+    # Arrows from a producer's call on one thread to the consumer's call that took its output on
+    # another (prefetch, parallel interleave): where work crosses threads.
+    flows = 0
+    for stage in stats.stages:
+        consumer = by_stage.get(stage.index, [])
+        for child in stage.inputs:
+            produced = by_stage.get(child, [])
+            position = 0
+            for thread, start, end in produced:
+                while position < len(consumer) and consumer[position][2] < end:
+                    position += 1
+                if position == len(consumer) or flows >= MAX_FLOWS:
+                    break
+                taker, taker_start, taker_end = consumer[position]
+                if taker == thread:
+                    continue
+                flows += 1
+                common = {"name": "element", "cat": "flow", "pid": 1, "id": flows}
+                events.append({**common, "ph": "s", "tid": tids[thread], "ts": (start + end) / 2 * 1e6})
+                events.append(
+                    {
+                        **common,
+                        "ph": "f",
+                        "bp": "e",
+                        "tid": tids[taker],
+                        "ts": (max(taker_start, end) + taker_end) / 2 * 1e6,
+                    }
+                )
+    return events
 
 
-def _line_chart(title: str, series: list[tuple[str, list[tuple[float, float]]]], unit: str) -> str:
-    width, height, left, bottom = 640, 220, 60, 30
-    points = [p for _, s in series for p in s]
-    if not points:
-        return f'<figure><figcaption>{html.escape(title)}</figcaption><p class="empty">not enough samples yet</p></figure>'
-    x_max = max(x for x, _ in points) or 1.0
-    y_max = max(y for _, y in points) or 1.0
-    plot_w, plot_h = width - left - 10, height - bottom - 10
+def trace_events(stats: Stats) -> dict:
+    """A Chrome/Perfetto trace: each recorded call as a slice on its thread (``record_calls``),
+    arrows where elements cross threads, startup, and counter tracks per stage."""
+    events: list[dict] = [
+        {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "headrace pipeline"}}
+    ]
+    names = _thread_names(stats)
+    tids = {thread: number for number, thread in enumerate(names, 1)}
+    consumer_tid = next((tids[t] for t, name in names.items() if name == "consumer thread"), 1)
+    for thread, name in names.items():
+        events.append(
+            {"ph": "M", "pid": 1, "tid": tids[thread], "name": "thread_name", "args": {"name": name}}
+        )
+        events.append(
+            {
+                "ph": "M",
+                "pid": 1,
+                "tid": tids[thread],
+                "name": "thread_sort_index",
+                "args": {"sort_index": tids[thread]},
+            }
+        )
+    if not names:
+        events.append(
+            {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "consumer thread"}}
+        )
+    events.append(
+        {
+            "ph": "X",
+            "pid": 1,
+            "tid": consumer_tid,
+            "ts": 0,
+            "dur": max(stats.startup_seconds, 1e-9) * 1e6,
+            "name": "iter(): building the pipeline",
+            "cat": "startup",
+            "args": {},
+        }
+    )
+    if stats.first_element_seconds is not None:
+        events.append(
+            {
+                "ph": "i",
+                "s": "p",
+                "pid": 1,
+                "tid": consumer_tid,
+                "ts": stats.first_element_seconds * 1e6,
+                "name": "first element",
+            }
+        )
+    events.extend(_slice_events(stats, tids))
+    timeline = stats.timeline
+    for t, rate in timeline.rates():
+        events.append({"ph": "C", "pid": 1, "ts": t * 1e6, "name": "consumer", "args": {"elements/s": rate}})
+    for t, share in timeline.wait_fractions():
+        events.append({"ph": "C", "pid": 1, "ts": t * 1e6, "name": "consumer", "args": {"wait share": share}})
+    for stage in stats.stages:
+        for what, key in ((0, "elements/s"), (1, "busy share"), (2, "buffered")):
+            if what == 2 and not stage.buffer_capacity:
+                continue
+            for t, value in timeline.stage_series(stage.index, what):
+                events.append({"ph": "C", "pid": 1, "ts": t * 1e6, "name": stage.name, "args": {key: value}})
+    totals = {
+        s.name: {
+            "produced": s.produced,
+            "busy_seconds": s.busy_seconds,
+            "one_time_seconds": s.one_time_seconds,
+        }
+        for s in stats.stages
+    }
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {"report": stats.report(), "stages": json.dumps(totals)},
+    }
+
+
+def _nice_ticks(top: float, count: int = 5) -> list[float]:
+    """Round tick values from 0 to at least ``top`` (1, 2, 2.5 or 5 times a power of ten apart)."""
+    top = top if top > 0 else 1.0
+    raw = top / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    return [step * i for i in range(int(math.ceil(top / step - 1e-9)) + 1)]
+
+
+def _fmt(value: float, unit: str = "") -> str:
+    if unit == "%":
+        return f"{100 * value:.0f}%"
+    if value >= 1e6:
+        return f"{value / 1e6:.3g}M"
+    if value >= 1e3:
+        return f"{value / 1e3:.3g}k"
+    return f"{value:.3g}"
+
+
+_W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 640, 230, 64, 16, 12, 40
+
+
+def _axes(x_max: float, y_ticks: list[float], unit: str, y_label: str) -> tuple[list[str], Any, Any]:
+    plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
+    y_top = y_ticks[-1] or 1.0
+    x_ticks = _nice_ticks(x_max, 6)
+    x_top = x_ticks[-1] or 1.0
 
     def sx(x: float) -> float:
-        return left + plot_w * x / x_max
+        return _LEFT + plot_w * x / x_top
 
     def sy(y: float) -> float:
-        return 10 + plot_h * (1 - y / y_max)
+        return _TOP + plot_h * (1 - min(y, y_top) / y_top)
 
-    parts = [
-        f'<svg class="plot" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(title)}">',
-        f'<line x1="{left}" y1="{10 + plot_h}" x2="{left + plot_w}" y2="{10 + plot_h}" stroke="#444"/>',
-        f'<line x1="{left}" y1="10" x2="{left}" y2="{10 + plot_h}" stroke="#444"/>',
-        f'<text x="{left - 5}" y="16" text-anchor="end" font-size="11">{y_max:,.3g}</text>',
-        f'<text x="{left - 5}" y="{10 + plot_h}" text-anchor="end" font-size="11">0</text>',
-        f'<text x="{left + plot_w}" y="{height - 8}" text-anchor="end" font-size="11">{x_max:.1f} s</text>',
-        f'<text x="{left + 4}" y="{height - 8}" font-size="11">{html.escape(unit)}</text>',
-    ]
+    parts = []
+    for y in y_ticks:
+        parts.append(
+            f'<line x1="{_LEFT}" y1="{sy(y):.1f}" x2="{_LEFT + plot_w}" y2="{sy(y):.1f}" class="grid"/>'
+        )
+        parts.append(f'<text x="{_LEFT - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{_fmt(y, unit)}</text>')
+    for x in x_ticks:
+        parts.append(
+            f'<line x1="{sx(x):.1f}" y1="{_TOP + plot_h}" x2="{sx(x):.1f}" y2="{_TOP + plot_h + 4}" class="axis"/>'
+        )
+        parts.append(f'<text x="{sx(x):.1f}" y="{_TOP + plot_h + 16}" text-anchor="middle">{x:g}</text>')
+    parts.append(
+        f'<line x1="{_LEFT}" y1="{_TOP + plot_h}" x2="{_LEFT + plot_w}" y2="{_TOP + plot_h}" class="axis"/>'
+    )
+    parts.append(f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{_TOP + plot_h}" class="axis"/>')
+    parts.append(
+        f'<text x="{_LEFT + plot_w / 2:.0f}" y="{_H - 6}" text-anchor="middle">seconds since iter()</text>'
+    )
+    parts.append(
+        f'<text transform="translate(13 {_TOP + plot_h / 2:.0f}) rotate(-90)" text-anchor="middle">{html.escape(y_label)}</text>'
+    )
+    return parts, sx, sy
+
+
+def _svg(title: str, body: list[str], width: int = _W, height: int = _H) -> str:
+    return (
+        f'<svg class="plot" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{html.escape(title)}">{"".join(body)}</svg>'
+    )
+
+
+def _figure(title: str, svg: str, note: str = "", legend: str = "") -> str:
+    note_html = f'<p class="note">{note}</p>' if note else ""
+    return f"<figure><figcaption>{html.escape(title)}</figcaption>{svg}{legend}{note_html}</figure>"
+
+
+def _empty(title: str) -> str:
+    return f'<figure><figcaption>{html.escape(title)}</figcaption><p class="empty">not enough samples yet</p></figure>'
+
+
+def _line_chart(
+    title: str,
+    series: list[tuple[str, list[tuple[float, float]]]],
+    y_label: str,
+    unit: str = "",
+    x_max: float = 0.0,
+    shade: tuple[float, float] | None = None,
+    note: str = "",
+    y_top: float | None = None,
+) -> str:
+    points = [p for _, data in series for p in data]
+    if not points:
+        return _empty(title)
+    x_max = max(x_max, max(x for x, _ in points))
+    ticks = _nice_ticks(y_top if y_top is not None else max(y for _, y in points), 4)
+    parts, sx, sy = _axes(x_max, ticks, unit, y_label)
+    if shade is not None and shade[1] > shade[0]:
+        parts.insert(
+            0,
+            f'<rect x="{sx(shade[0]):.1f}" y="{_TOP}" width="{max(1.0, sx(shade[1]) - sx(shade[0])):.1f}" '
+            f'height="{_H - _TOP - _BOTTOM}" class="startup"><title>startup: iter() until the first element</title></rect>',
+        )
     legend = []
     for i, (name, data) in enumerate(series):
         colour = _COLOURS[i % len(_COLOURS)]
-        if len(data) == 1:
-            data = [(0.0, data[0][1]), data[0]]
-        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in data)
+        # Steps, not slopes: each value holds for the interval it was measured over.
+        path, previous = [], None
+        for x, y in data:
+            if previous is not None:
+                path.append(f"{sx(previous):.1f},{sy(y):.1f}")
+            path.append(f"{sx(x):.1f},{sy(y):.1f}")
+            previous = x
+        if len(path) == 1:
+            path.insert(0, f"{sx(0):.1f},{sy(data[0][1]):.1f}")
         parts.append(
-            f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="1.5" points="{path}"/>'
+            f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="1.6" points="{" ".join(path)}"/>'
         )
-        legend.append(f'<span style="color:{colour}">&#9632; {html.escape(name)}</span>')
-    parts.append("</svg>")
-    return f'<figure><figcaption>{html.escape(title)}</figcaption>{"".join(parts)}<div class="legend">{" ".join(legend)}</div></figure>'
+        legend.append(f'<span style="color:{colour}">&#9632;</span> {html.escape(name)}')
+    legend_html = f'<div class="legend">{" &nbsp; ".join(legend)}</div>' if len(series) > 1 else ""
+    return _figure(title, _svg(title, parts), note, legend_html)
 
 
-def _bar_chart(title: str, bars: list[tuple[str, float, str]]) -> str:
-    row, left, width = 22, 330, 640
-    height = row * len(bars) + 10
-    top = max((value for _, value, _ in bars), default=0) or 1.0
-    parts = [
-        f'<svg class="plot" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(title)}">'
+def _label(name: str, limit: int) -> str:
+    """A stage name cut to ``limit`` characters (the full name shows on hover)."""
+    short = name if len(name) <= limit else name[: limit - 1] + "…"
+    return f"{html.escape(short)}<title>{html.escape(name)}</title>"
+
+
+_LABEL_CHARS = 44  # at 12px sans-serif, 44 characters fit the 300px label column
+
+
+def _waterfall(stats: Stats) -> str:
+    """One row per stage, output first: how busy it was in each interval (darker = busier)."""
+    title = "Where the time went: each stage's busy share over time"
+    samples = stats.timeline.samples
+    if len(samples) < 2 or not stats.stages:
+        return _empty(title)
+    label_w, row, width = 300, 22, 980
+    plot_w = width - label_w - 20
+    x_top = _nice_ticks(samples[-1].seconds or 1.0, 8)[-1] or 1.0
+    height = _TOP + row * len(stats.stages) + 36
+
+    def sx(x: float) -> float:
+        return label_w + plot_w * x / x_top
+
+    parts = []
+    for stage in stats.stages:
+        y = _TOP + stage.index * row
+        parts.append(
+            f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end">{"  " * 0}{_label(stage.name, _LABEL_CHARS)}</text>'
+        )
+        parts.append(f'<rect x="{label_w}" y="{y + 2}" width="{plot_w}" height="{row - 4}" class="lane"/>')
+        for t, busy in stats.timeline.stage_series(stage.index, 1):
+            start = max((s.seconds for s in samples if s.seconds < t), default=0.0)
+            share = min(1.0, busy / max(stage.parallelism, 1))
+            if share < 0.01:
+                continue
+            parts.append(
+                f'<rect class="series" x="{sx(start):.1f}" y="{y + 2}" width="{max(0.8, sx(t) - sx(start)):.1f}" '
+                f'height="{row - 4}" fill="#d62728" fill-opacity="{0.15 + 0.85 * share:.2f}">'
+                f"<title>{html.escape(stage.name)}: {100 * share:.0f}% busy at {t:.2f} s</title></rect>"
+            )
+    axis_y = _TOP + row * len(stats.stages)
+    for x in _nice_ticks(x_top, 8):
+        parts.append(
+            f'<line x1="{sx(x):.1f}" y1="{axis_y}" x2="{sx(x):.1f}" y2="{axis_y + 4}" class="axis"/>'
+        )
+        parts.append(f'<text x="{sx(x):.1f}" y="{axis_y + 16}" text-anchor="middle">{x:g}</text>')
+    parts.append(
+        f'<text x="{label_w + plot_w / 2:.0f}" y="{axis_y + 31}" text-anchor="middle">seconds since iter()</text>'
+    )
+    if not any('class="series"' in part for part in parts):
+        parts.append(f'<rect class="series" x="{label_w}" y="{_TOP}" width="0.5" height="0.5" fill="none"/>')
+    note = "Busy share: time in the stage itself (its inputs excluded) over the time its workers had. Hover for values."
+    return _figure(title, _svg(title, parts, width, height), note)
+
+
+def _stage_bars(stats: Stats) -> str:
+    """Each stage's own time over the run, with one-time costs (first call) stacked after it."""
+    title = "Time spent in each stage (its inputs excluded)"
+    label_w, row, width = 300, 24, 980
+    bars_w = width - label_w - 230
+    top = max((s.busy_seconds + s.one_time_seconds for s in stats.stages), default=0.0) or 1.0
+    parts = []
+    for stage in stats.stages:
+        y = 6 + stage.index * row
+        steady = bars_w * stage.busy_seconds / top
+        once = bars_w * stage.one_time_seconds / top
+        parts.append(
+            f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end">{_label(stage.name, _LABEL_CHARS)}</text>'
+        )
+        parts.append(
+            f'<rect class="series" x="{label_w}" y="{y + 3}" width="{max(steady, 1):.1f}" height="{row - 8}" fill="#1f77b4"/>'
+        )
+        if once >= 0.5:
+            parts.append(
+                f'<rect x="{label_w + steady:.1f}" y="{y + 3}" width="{once:.1f}" height="{row - 8}" fill="#ff7f0e">'
+                f"<title>one-time: {stage.one_time_seconds:.3f} s</title></rect>"
+            )
+        text = f"{stage.busy_seconds:.3f} s, {100 * stage.utilisation:.0f}% busy"
+        if stage.one_time_seconds:
+            text += f" + {stage.one_time_seconds:.3f} s once"
+        parts.append(f'<text x="{label_w + steady + once + 6:.1f}" y="{y + 15}">{html.escape(text)}</text>')
+    height = 12 + row * len(stats.stages)
+    legend = (
+        '<div class="legend"><span style="color:#1f77b4">&#9632;</span> steady work &nbsp; '
+        '<span style="color:#ff7f0e">&#9632;</span> one-time (first call: compile, open, fill)</div>'
+    )
+    return _figure(title, _svg(title, parts, width, height), legend=legend)
+
+
+def _tuning(stats: Stats) -> str:
+    title = "Autotuner: workers in use per stage over time"
+    tuned = [s for s in stats.stages if s.parallelism > 1 or "tuned" in s.extra]
+    series = [(s.name, stats.timeline.stage_series(s.index, 3)) for s in tuned]
+    if not any(data for _, data in series):
+        return ""
+    decisions = "".join(
+        f"<li><b>{html.escape(s.name)}</b>: {html.escape(s.extra['tuned'])}</li>"
+        for s in tuned
+        if "tuned" in s.extra
+    )
+    note = f"<ul>{decisions}</ul>" if decisions else ""
+    return _line_chart(title, series, "workers", note=note)
+
+
+def _cards(stats: Stats) -> str:
+    diagnosis = stats.diagnosis
+    cards = [
+        ("elements/s to the consumer", f"{stats.elements_per_second:,.0f}"),
+        ("consumer waited", f"{100 * stats.wait_fraction:.0f}%"),
+        ("verdict", "input-bound" if diagnosis.input_bound else "not input-bound"),
+        ("bottleneck", diagnosis.bottleneck or "-"),
+        ("startup (iter() to first element)", f"{stats.first_element_seconds or 0:.3f} s"),
+        ("elapsed", f"{stats.elapsed_seconds:.2f} s"),
     ]
-    for i, (name, value, label) in enumerate(bars):
-        y = 5 + i * row
-        w = (width - left - 80) * value / top
-        parts.append(
-            f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" font-size="11">{html.escape(name[:52])}</text>'
+    return (
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card"><div class="k">{html.escape(k)}</div><div class="v" title="{html.escape(v)}">{html.escape(v)}</div></div>'
+            for k, v in cards
         )
-        parts.append(
-            f'<rect class="series" x="{left}" y="{y + 3}" width="{max(w, 1):.1f}" height="{row - 8}" fill="{_COLOURS[i % len(_COLOURS)]}"/>'
-        )
-        parts.append(
-            f'<text x="{left + max(w, 1) + 4}" y="{y + 14}" font-size="11">{html.escape(label)}</text>'
-        )
-    parts.append("</svg>")
-    return f"<figure><figcaption>{html.escape(title)}</figcaption>{''.join(parts)}</figure>"
+        + "</div>"
+    )
 
 
 _SCRIPT = """
-// Marks the page once every plot has laid out with a non-empty size (what the tests check).
+// Marks the page once every plot has laid out: how many drew data, and how many labels stick out
+// of their plot (what the screenshot test checks).
 window.addEventListener('load', function () {
   var plots = document.querySelectorAll('svg.plot');
-  var drawn = 0;
+  var drawn = 0, clipped = [];
   plots.forEach(function (svg) {
     var box = svg.getBBox();
     var series = svg.querySelectorAll('.series');
     if (box.width > 0 && box.height > 0 && series.length > 0) { drawn += 1; }
+    var frame = svg.getBoundingClientRect();
+    svg.querySelectorAll('text').forEach(function (text) {
+      var r = text.getBoundingClientRect();
+      if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || r.top < frame.top - 0.5 ||
+          r.bottom > frame.bottom + 0.5) { clipped.push(text.textContent); }
+    });
   });
   document.body.setAttribute('data-plots', String(plots.length));
   document.body.setAttribute('data-plots-rendered', String(drawn));
+  document.body.setAttribute('data-clipped-labels', String(clipped.length));
+  document.body.setAttribute('data-clipped-text', clipped.slice(0, 5).join(' | '));
 });
+"""
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #222; max-width: 1320px; }
+h1 { font-size: 22px; margin: 0 0 12px; }
+h2 { font-size: 16px; margin: 22px 0 6px; }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; margin-bottom: 14px; }
+.card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 12px; min-width: 150px; max-width: 420px; }
+.card .k { font-size: 12px; color: #666; }
+.card .v { font-size: 18px; font-weight: 600; overflow-wrap: anywhere; }
+pre { background: #f6f6f6; padding: 12px; white-space: pre-wrap; font-size: 12.5px; border-radius: 6px; }
+figure { display: inline-block; margin: 8px 12px 8px 0; vertical-align: top; }
+figcaption { font-weight: 600; margin-bottom: 4px; font-size: 14px; }
+svg.plot { font-size: 12px; font-family: inherit; background: #fff; overflow: visible; }
+svg.plot .axis { stroke: #444; } svg.plot .grid { stroke: #e6e6e6; }
+svg.plot .lane { fill: #f4f4f4; } svg.plot .startup { fill: #ffe9c7; }
+.legend { font-size: 12px; margin-top: 2px; } .note { font-size: 12px; color: #555; max-width: 960px; margin: 2px 0; }
 """
 
 
 def html_page(stats: Stats) -> str:
     timeline = stats.timeline
-    busy = [
-        (s.name, s.busy_seconds, f"{s.busy_seconds:.3f} s, {100 * s.utilisation:.0f}% busy")
-        for s in stats.stages
-    ]
+    first = stats.first_element_seconds
+    shade = (0.0, first) if first else None
+    x_max = stats.elapsed_seconds
     buffered = [(s.name, timeline.stage_series(s.index, 2)) for s in stats.stages if s.buffer_capacity]
+    startup_note = "Shaded: startup, from iter() to the first element." if shade else ""
     figures = [
-        _line_chart("Throughput to the consumer over time", [("elements/s", timeline.rates())], "elements/s"),
-        _bar_chart("Time spent in each stage", busy),
         _line_chart(
-            "Consumer wait (share of each interval spent in next())",
+            "Throughput to the consumer",
+            [("elements/s", timeline.rates())],
+            "elements/s",
+            x_max=x_max,
+            shade=shade,
+            note=startup_note,
+        ),
+        _line_chart(
+            "Consumer wait: share of each interval spent waiting for data",
             [("wait share", timeline.wait_fractions())],
-            "share",
+            "waiting",
+            unit="%",
+            x_max=x_max,
+            shade=shade,
+            y_top=1.0,
+            note="Near 100%: the pipeline is the bottleneck. Near 0%: the training step is.",
         ),
-        _line_chart(
-            "Buffer occupancy over time",
-            buffered or [("(no buffered stage)", [(s.seconds, 0.0) for s in timeline.samples])],
-            "elements",
-        ),
+        _waterfall(stats),
+        _stage_bars(stats),
+        _line_chart("Buffer occupancy", buffered, "elements", x_max=x_max) if buffered else "",
+        _tuning(stats),
     ]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>headrace pipeline report</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; max-width: 1400px; }}
-pre {{ background: #f6f6f6; padding: 1em; white-space: pre-wrap; }}
-figure {{ display: inline-block; margin: 1em; vertical-align: top; }}
-figcaption {{ font-weight: bold; margin-bottom: .3em; }}
-.legend span {{ margin-right: 1em; font-size: 12px; }}
-</style></head>
+<style>{_STYLE}</style></head>
 <body>
 <h1>headrace pipeline report</h1>
-<pre>{html.escape(stats.report())}</pre>
+{_cards(stats)}
+<h2>Plots</h2>
 {"".join(figures)}
+<h2>Report</h2>
+<pre>{html.escape(stats.report())}</pre>
 <script>{_SCRIPT}</script>
 </body></html>
 """

@@ -6,16 +6,21 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..core.counters import StageCounters, busy_seconds
 from .advice import Diagnosis, diagnose
+from .record import current_log
 from .export import html_page, trace_events
+from .tensorboard import write_tensorboard
 from .text import render_report
 from .timeline import Timeline
 
 
 @dataclass
 class StageStats:
-    """One stage's numbers. ``busy_seconds`` is time spent in the stage itself (summed over workers);
-    ``utilisation`` is busy time over the wall time it could have used (parallelism x elapsed)."""
+    """One stage's numbers. ``busy_seconds`` is time spent in the stage itself, its inputs excluded
+    (summed over workers), less ``one_time_seconds`` (the first call's excess over a steady call:
+    JIT compile, opening files, filling buffers); ``utilisation`` is busy time over the wall time
+    it could have used (parallelism x elapsed)."""
 
     index: int
     name: str
@@ -34,6 +39,9 @@ class StageStats:
     buffer_bytes: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     utilisation: float = 0.0
+    one_time_seconds: float = 0.0
+    cpu_seconds: float | None = None
+    gil_held_fraction: float | None = None
 
     @property
     def seconds_per_element(self) -> float:
@@ -41,6 +49,12 @@ class StageStats:
 
 
 _KNOWN = {
+    "exclusive_seconds",
+    "inclusive_seconds",
+    "first_call_seconds",
+    "first_call_produced",
+    "cpu_seconds",
+    "gil_held_fraction",
     "name",
     "op",
     "produced",
@@ -57,6 +71,22 @@ _KNOWN = {
 }
 
 
+#: a first call counts as one-time cost only when it exceeds this and several steady calls
+_ONE_TIME_MIN_SECONDS = 0.005
+
+
+def _one_time_seconds(counters: StageCounters) -> float:
+    """The first call's excess over what its elements cost later: compile, open, start, fill."""
+    first = counters.get("first_call_seconds", 0.0)
+    first_produced = counters.get("first_call_produced", 0)
+    produced = counters.get("produced", 0)
+    later = counters.get("exclusive_seconds", 0.0) - first
+    if produced <= first_produced or first < _ONE_TIME_MIN_SECONDS:
+        return 0.0
+    steady = later / (produced - first_produced)
+    return max(0.0, first - steady * max(first_produced, 1))
+
+
 class Stats:
     """Counters of a running or finished iterator.
 
@@ -71,7 +101,13 @@ class Stats:
     def __init__(self, iterator: Any, elapsed_seconds: float, timeline: Timeline | None = None):
         self.produced = iterator.produced
         self.elapsed_seconds = elapsed_seconds
-        self.consumer_wait_seconds = iterator.wait_ns / 1e9
+        #: building the stages in ``iter(ds)`` (opening files, starting workers); the consumer waits
+        #: for it, so it counts in the wait and the elapsed time.
+        self.startup_seconds = iterator.build_ns / 1e9
+        self.consumer_wait_seconds = (iterator.wait_ns + iterator.build_ns) / 1e9
+        first = iterator.first_element_ns
+        #: from ``iter(ds)`` to the first element (None before it).
+        self.first_element_seconds = (first - iterator.created_ns) / 1e9 if first else None
         self.timeline = timeline if timeline is not None else Timeline()
         self.pipeline = iterator.node.signature()
         self.stages: list[StageStats] = []
@@ -85,7 +121,9 @@ class Stats:
             walk.extend((child, depth + 1) for child in reversed(it.inputs))
         for index, (it, depth) in enumerate(order):
             counters = it.counters()
-            busy = counters.get("busy_seconds", counters.get("self_seconds", 0.0))
+            busy = busy_seconds(counters)
+            inline = "busy_seconds" not in counters and counters.get("executor", "inline") == "inline"
+            one_time = _one_time_seconds(counters) if inline else 0.0
             stage = StageStats(
                 index=index,
                 name=counters.get("name", it.name),
@@ -93,7 +131,10 @@ class Stats:
                 depth=depth,
                 inputs=[index_of[id(child)] for child in it.inputs],
                 produced=int(counters.get("produced", 0)),
-                busy_seconds=float(busy),
+                busy_seconds=max(0.0, busy - one_time),
+                one_time_seconds=one_time,
+                cpu_seconds=counters.get("cpu_seconds"),
+                gil_held_fraction=counters.get("gil_held_fraction"),
                 parallelism=int(counters.get("parallelism", 1) or 1),
                 executor=str(counters.get("executor", "inline")),
                 input_wait_seconds=float(counters.get("input_wait_seconds", 0.0)),
@@ -107,6 +148,17 @@ class Stats:
             wall = max(elapsed_seconds, 1e-9) * stage.parallelism
             stage.utilisation = min(1.0, stage.busy_seconds / wall)
             self.stages.append(stage)
+        #: recorded calls (``record_calls``): (stage index, thread id, start s, end s, elements so far)
+        self.slices: list[tuple[int, int, float, float, int]] = []
+        log = current_log()
+        if log is not None:
+            origin = iterator.created_ns
+            for key, thread, start, end, produced in list(log):
+                index = index_of.get(key)
+                if index is not None and start >= origin:
+                    self.slices.append(
+                        (index, thread, (start - origin) / 1e9, (end - origin) / 1e9, produced)
+                    )
         self._diagnosis: Diagnosis | None = None
         tuner = getattr(iterator, "tuner", None)
         self._tuned_config = tuner.config() if tuner is not None and tuner.stages else {}
@@ -146,6 +198,17 @@ class Stats:
     def elements_per_second(self) -> float:
         return self.produced / self.elapsed_seconds if self.elapsed_seconds > 0 else 0.0
 
+    def runs_on(self, stage: StageStats) -> StageStats | None:
+        """The nearest downstream stage with workers of its own (whose threads or processes call
+        ``stage``), or None when the consumer's thread does."""
+        parent_of = {child: s.index for s in self.stages for child in s.inputs}
+        index = stage.index
+        while index in parent_of:
+            index = parent_of[index]
+            if self.stages[index].executor != "inline":
+                return self.stages[index]
+        return None
+
     def stage(self, name: str) -> StageStats:
         for stage in self.stages:
             if stage.name == name or stage.name.startswith(name):
@@ -175,6 +238,11 @@ class Stats:
         with open(path, "w") as f:
             json.dump(trace_events(self), f)
         return path
+
+    def save_tensorboard(self, logdir: str, run: str | None = None) -> dict[str, str]:
+        """Write the trace under ``logdir/plugins/profile/<run>/`` and scalar summaries in an event
+        file in ``logdir``; open with ``tensorboard --logdir logdir``. Returns both paths."""
+        return write_tensorboard(self, logdir, run)
 
     def save_html(self, path: str) -> str:
         """Write one self-contained HTML page with the report and plots (no network needed)."""

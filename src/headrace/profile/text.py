@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .stats import Stats
+    from .stats import StageStats, Stats
 
 
 def _per_element(seconds: float) -> str:
@@ -16,10 +16,27 @@ def _per_element(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
-def _workers(stage) -> str:
+def _workers(stats: Stats, stage: StageStats) -> str:
     if stage.executor == "inline":
-        return "in the consumer's thread"
+        runner = stats.runs_on(stage)
+        return "in the consumer's thread" if runner is None else f"on the thread of {runner.name}"
     return f"{stage.parallelism} {stage.executor} worker{'s' if stage.parallelism > 1 else ''}"
+
+
+def one_time_lines(stats: Stats) -> list[str]:
+    """Startup and first-call costs, kept out of the per-element figures."""
+    costs = [("building the pipeline in iter() (opening files, starting workers)", stats.startup_seconds)]
+    costs.extend(
+        (f"first call of {s.name} (compiling, opening, filling buffers)", s.one_time_seconds)
+        for s in stats.stages
+        if s.one_time_seconds > 0
+    )
+    lines = [f"  {label}: {_per_element(seconds)}" for label, seconds in costs if seconds >= 1e-3]
+    if stats.first_element_seconds is not None:
+        lines.append(
+            f"  first element reached the consumer after {_per_element(stats.first_element_seconds)}"
+        )
+    return ["One-time costs (not in the per-element figures):", *lines] if lines else []
 
 
 def stage_table(stats: Stats) -> list[str]:
@@ -57,7 +74,7 @@ def render_report(stats: Stats) -> str:
         stage = stats.stage(diagnosis.bottleneck)
         lines.append(
             f"Bottleneck: {stage.name}: busy {100 * stage.utilisation:.0f}% of its capacity "
-            f"({_workers(stage)}, "
+            f"({_workers(stats, stage)}, "
             f"{_per_element(stage.seconds_per_element)} per element)."
         )
     if diagnosis.advice:
@@ -65,12 +82,13 @@ def render_report(stats: Stats) -> str:
         lines.extend(f"  {i}. {item}" for i, item in enumerate(diagnosis.advice, 1))
     tuned = [s for s in stats.stages if "tuned" in s.extra]
     if tuned:
-        lines.append("Autotuned:")
+        lines.append("Autotuned (each decision judged on the consumer's wait in its own tuning round):")
         lines.extend(f"  {s.name}: {s.extra['tuned']}" for s in tuned)
     chosen = [s for s in stats.stages if s.extra.get("executor_reason")]
     if chosen:
         lines.append("Executors:")
         lines.extend(f"  {s.name}: {s.executor}: {s.extra['executor_reason']}" for s in chosen)
+    lines.extend(one_time_lines(stats))
     lines.append("")
     lines.extend(stage_table(stats))
     return "\n".join(lines)

@@ -15,7 +15,7 @@ class Sample:
     seconds: float  # since the iterator started
     produced: int  # elements handed to the consumer
     wait_seconds: float  # consumer wait so far
-    stages: list[tuple[int, float, int]]  # per stage: (produced, busy seconds, buffered elements)
+    stages: list[tuple]  # per stage: (produced, busy seconds, buffered elements, parallelism)
 
 
 @dataclass
@@ -51,14 +51,15 @@ class Timeline:
         return out
 
     def stage_series(self, index: int, what: int) -> list[tuple[float, float]]:
-        """Per-stage series: what=0 elements/s, 1 busy share, 2 buffered elements."""
+        """Per-stage series: what=0 elements/s, 1 busy seconds per second (summed over workers),
+        2 buffered elements, 3 workers in use (what the autotuner set)."""
         out = []
         for a, b in zip(self.samples, self.samples[1:]):
             dt = b.seconds - a.seconds
             if dt <= 0 or index >= len(b.stages) or index >= len(a.stages):
                 continue
-            if what == 2:
-                out.append((b.seconds, float(b.stages[index][2])))
+            if what in (2, 3):
+                out.append((b.seconds, float(b.stages[index][what]) if len(b.stages[index]) > what else 1.0))
             else:
                 out.append((b.seconds, (b.stages[index][what] - a.stages[index][what]) / dt))
         return out

@@ -228,7 +228,7 @@ class ParallelMapIterator(NodeIterator):
             and self.parent_error is None
             and len(self.records) <= window - refill
         ):
-            for position in self._pull(window - len(self.records)):
+            for position in self._pull(min(window - len(self.records), refill)):
                 if len(self.tasks) < limit:
                     self._submit(position)
                 else:

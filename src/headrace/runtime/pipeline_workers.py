@@ -79,10 +79,11 @@ class _Workers:
         self.prefix = ""
         self.failed = False
         self.closed = False
+        self.owner = os.getpid()
 
     def shutdown(self) -> None:
-        if self.closed:
-            return
+        if self.closed or self.owner != os.getpid():
+            return  # a forked child must never touch its parent's workers
         self.closed = True
         registry.unregister(self)
         prefix = self.prefix

@@ -154,6 +154,8 @@ class Pool:
 
     def shutdown(self) -> None:
         """Stop every idle worker and the launcher (at exit; stages release their own first)."""
+        if self.owner != os.getpid():
+            return  # a forked child must never touch its parent's workers
         with self.lock:
             self.closed = True
             idle, self.idle = self.idle, []

@@ -114,7 +114,8 @@ class ProcessExecutor:
         self.payload = previous.payload if previous is not None else cloudpickle.dumps(fn)
         self.workers = workers
         self.stage = stage
-        self.prefix = segment_prefix(os.getpid(), f"{next(_serials)}")
+        self.owner = os.getpid()
+        self.prefix = segment_prefix(self.owner, f"{next(_serials)}")
         self.writer = SegmentWriter(self.prefix + "in-")
         self.processes: list[WorkerProcess] = []
         self.outstanding: list[set[int]] = []  # per worker: tasks sent, not answered
@@ -161,8 +162,8 @@ class ProcessExecutor:
         return self.busy_ns / 1e9
 
     def shutdown(self) -> None:
-        if self.closed:
-            return
+        if self.closed or self.owner != os.getpid():
+            return  # a forked child must never touch its parent's workers
         self.closed = True
         if self._selector is not None:
             self._selector.close()

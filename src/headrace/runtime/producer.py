@@ -199,7 +199,8 @@ class Producer:
             self._resume()
 
     def occupancy(self) -> int:
-        return sum(1 for kind, _, _ in self.items if kind != END)
+        with self.cv:  # the thread appends meanwhile: iterating the deque unlocked can raise
+            return sum(1 for kind, _, _ in self.items if kind != END)
 
     def stop(self) -> None:
         """Ask the thread to stop (it does once its pull in progress returns); does not wait."""

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("ray")
+
+
+def test_an_unreachable_cluster_fails_clearly_within_10_s():
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = (
+        "import headrace as hr\n"
+        f"list(hr.Dataset.range(3).run_on('127.0.0.1:{port}', num_workers=1))\n"
+    )
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - start
+    assert result.returncode != 0
+    assert f"cannot reach a Ray cluster at 127.0.0.1:{port}" in result.stderr
+    assert elapsed < 10 + 5  # interpreter start included
+
+
+def test_a_malformed_address_is_refused():
+    from headrace.ray.cluster import _probe
+    import headrace as hr
+
+    with pytest.raises(hr.InvalidArgumentError, match="HOST:PORT"):
+        _probe("localhost")
