@@ -18,7 +18,10 @@ import numpy as np
 import headrace as hr
 from _common import median_seconds, report
 
-SHAPES = {"image 224x224x3 uint8": ((224, 224, 3), np.uint8, 400), "row 64 float32": ((64,), np.float32, 50_000)}
+SHAPES = {
+    "image 224x224x3 uint8": ((224, 224, 3), np.uint8, 400),
+    "row 64 float32": ((64,), np.float32, 50_000),
+}
 
 
 def _source(shape, dtype, count):
@@ -60,13 +63,23 @@ def tensor_slices_costs(label: str, shape, dtype, count: int) -> None:
     build_copy = median_seconds(lambda: hr.Dataset.from_tensor_slices(data))
     build_view = median_seconds(lambda: hr.Dataset.from_tensor_slices(frozen))
     print(f"\nfrom_tensor_slices, {label}: {megabytes:.0f} MB")
-    print(f"  build from a writable array (one copy) {build_copy * 1e3:8.2f} ms ({megabytes / build_copy:,.0f} MB/s)")
+    print(
+        f"  build from a writable array (one copy) {build_copy * 1e3:8.2f} ms ({megabytes / build_copy:,.0f} MB/s)"
+    )
     print(f"  build from a read-only array (no copy) {build_view * 1e3:8.2f} ms")
     rows = [
-        ("iterate, built from read-only", count / median_seconds(lambda: _drain(hr.Dataset.from_tensor_slices(frozen)))),
-        ("iterate, built from writable", count / median_seconds(lambda: _drain(hr.Dataset.from_tensor_slices(data)))),
+        (
+            "iterate, built from read-only",
+            count / median_seconds(lambda: _drain(hr.Dataset.from_tensor_slices(frozen))),
+        ),
+        (
+            "iterate, built from writable",
+            count / median_seconds(lambda: _drain(hr.Dataset.from_tensor_slices(data))),
+        ),
     ]
-    report(f"from_tensor_slices, {label}, build + one pass", rows, "elements/s", "iterate, built from read-only")
+    report(
+        f"from_tensor_slices, {label}, build + one pass", rows, "elements/s", "iterate, built from read-only"
+    )
 
 
 def main() -> None:

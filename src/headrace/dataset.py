@@ -1021,6 +1021,13 @@ def TFRecordDataset(  # noqa: N802 (tf.data's name: moving a pipeline over is an
     source = filenames.node if isinstance(filenames, Dataset) else filenames
     return Dataset(
         TFRecordNode(
-            source, compression_type, buffer_size, num_parallel_reads, on_corrupt, index, name, storage_options
+            source,
+            compression_type,
+            buffer_size,
+            num_parallel_reads,
+            on_corrupt,
+            index,
+            name,
+            storage_options,
         )
     )

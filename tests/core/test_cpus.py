@@ -1,6 +1,6 @@
 import os
 
-from headrace.core.cpus import available_cpus
+from headrace.core.cpus import available_cpus, schedulable_cpus
 from headrace.core.node import AUTOTUNE
 from headrace.ops.interleave import default_cycle_length
 from headrace.runtime.defaults import resolve_parallelism
@@ -14,5 +14,7 @@ def test_quota_caps_affinity(tmp_path):
 
 
 def test_every_autotune_default_uses_the_same_count():
-    # One answer for map's AUTOTUNE, interleave's default cycle and TFRecord's parallel reads.
-    assert resolve_parallelism(AUTOTUNE, None) == default_cycle_length() == available_cpus()
+    # Map's AUTOTUNE uses the tuner's CPU budget (affinity capped by the cgroup quota); interleave's
+    # default cycle is tf.data's, the schedulable CPUs, so that its order matches tf.data's.
+    assert resolve_parallelism(AUTOTUNE, None) == available_cpus()
+    assert default_cycle_length() == schedulable_cpus()

@@ -68,7 +68,10 @@ def test_memory_glob_spelling_and_no_recursion(bucket):
     assert fs.glob(bucket + "/**.tfrecord") == []  # ** is *: no recursion, as tf.io.gfile.glob
     assert fs.glob(bucket + "/*/*/*.tfrecord") == [bucket + "/a/b/y.tfrecord"]
     # directories match too, as with local globs and tf.io.gfile.glob
-    assert [os.fsdecode(p) for p in hr.io.matching_files(bucket + "/a/*")] == [bucket + "/a/b", bucket + "/a/x.tfrecord"]
+    assert [os.fsdecode(p) for p in hr.io.matching_files(bucket + "/a/*")] == [
+        bucket + "/a/b",
+        bucket + "/a/x.tfrecord",
+    ]
 
 
 def test_no_match_names_the_pattern(bucket):
@@ -123,7 +126,9 @@ def test_storage_options_are_validated_and_reach_the_filesystem(bucket, monkeypa
 
     monkeypatch.setattr(fs, "filesystem", spy)
     options = {"skip_instance_cache": True}
-    names = [os.fsdecode(n) for n in hr.Dataset.list_files(bucket + "/s*", shuffle=False, storage_options=options)]
+    names = [
+        os.fsdecode(n) for n in hr.Dataset.list_files(bucket + "/s*", shuffle=False, storage_options=options)
+    ]
     assert [bytes(r) for r in hr.TFRecordDataset(names, storage_options=options, index="build")] == [b"x"]
     assert len(seen) >= 3 and all(s == options for s in seen)  # the glob, the reads and the index
     assert fs.exists(index_path(bucket + "/s.tfrecord"))
@@ -199,7 +204,9 @@ class FlakyFS(MemoryFileSystem):
 
     @classmethod
     def _strip_protocol(cls, path):
-        return super()._strip_protocol("memory://" + path[len("flaky://") :] if path.startswith("flaky://") else path)
+        return super()._strip_protocol(
+            "memory://" + path[len("flaky://") :] if path.startswith("flaky://") else path
+        )
 
     def _open(self, path, mode="rb", **kwargs):
         FlakyFS.opened += 1
@@ -228,7 +235,9 @@ def test_persistent_errors_name_the_file_and_offset(bucket, flaky):
     _write(bucket + "/p.tfrecord", [os.urandom(5000) for _ in range(4)])
     FlakyFS.plan = [False] + [True] * fs.READ_ATTEMPTS
     reader = hr.TFRecordDataset(flaky + "/p.tfrecord", buffer_size=4096)
-    with pytest.raises(fs.RemoteReadError, match=r"p\.tfrecord: reading at byte offset 4096 failed 5 times") as info:
+    with pytest.raises(
+        fs.RemoteReadError, match=r"p\.tfrecord: reading at byte offset 4096 failed 5 times"
+    ) as info:
         list(reader)
     assert info.value.offset == 4096 and info.value.path.endswith("p.tfrecord")
     assert FlakyFS.opened == FlakyFS.closed
@@ -281,3 +290,17 @@ def test_cache_remote_errors(bucket):
         hr.Dataset.range(3).cache(bucket + "/dir/")
     with pytest.raises(hr.InvalidArgumentError, match="cache: storage_options"):
         hr.Dataset.range(3).cache(bucket + "/x", storage_options="key=1")
+
+
+def test_the_remote_storage_page_example_runs(capsys):
+    page = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "remote_storage.md")
+    with open(page, encoding="utf-8") as f:
+        blocks = f.read().split("```python\n")[1:]
+    example = next(code for code in (b.split("```")[0] for b in blocks) if "memory://demo" in code)
+    memory = fsspec.filesystem("memory")
+    try:
+        exec(compile(example, "docs/remote_storage.md", "exec"), {})
+    finally:
+        if memory.exists("memory://demo"):
+            memory.rm("memory://demo", recursive=True)
+    assert "read 100 records from 4 remote shards" in capsys.readouterr().out

@@ -70,22 +70,36 @@ def test_shards_indexes_globbing_and_shuffles_on_s3(s3):
     records = [b"record %03d" % i for i in range(60)]
     paths = write_shards(records, root + "/train/part", num_shards=3, index=True, storage_options=options)
     assert all(fs.exists(index_path(p), options) for p in paths)
-    listed = [os.fsdecode(p) for p in hr.Dataset.list_files(root + "/train/*", shuffle=False, storage_options=options)]
+    listed = [
+        os.fsdecode(p)
+        for p in hr.Dataset.list_files(root + "/train/*", shuffle=False, storage_options=options)
+    ]
     assert listed == paths  # the .hridx sidecars beside them never match
     ds = hr.TFRecordDataset(paths, index="require", storage_options=options)
     assert ds.cardinality() == 60
-    assert [bytes(r) for r in hr.TFRecordDataset(paths, num_parallel_reads=3, storage_options=options)] == records
+    assert [
+        bytes(r) for r in hr.TFRecordDataset(paths, num_parallel_reads=3, storage_options=options)
+    ] == records
     shuffled = [bytes(r) for r in ds.global_shuffle(seed=7)]
     assert sorted(shuffled) == records and shuffled != records
-    mixed = [bytes(r) for r in hr.shuffled_records(root + "/train/part-*", buffer_size=16, seed=2, storage_options=options)]
+    mixed = [
+        bytes(r)
+        for r in hr.shuffled_records(root + "/train/part-*", buffer_size=16, seed=2, storage_options=options)
+    ]
     assert sorted(mixed) == records
-    assert [bytes(r) for r in hr.TFRecordDataset(paths[1], storage_options=options).skip(3).take(1)] == [records[10]]
+    assert [bytes(r) for r in hr.TFRecordDataset(paths[1], storage_options=options).skip(3).take(1)] == [
+        records[10]
+    ]
 
 
 def test_gzip_checkpoints_on_s3(s3):
     root, options = s3
     paths = write_shards(
-        [b"%d" % i for i in range(24)], root + "/gz/part", num_shards=2, compression_type="GZIP", storage_options=options
+        [b"%d" % i for i in range(24)],
+        root + "/gz/part",
+        num_shards=2,
+        compression_type="GZIP",
+        storage_options=options,
     )
     check_checkpoints(
         lambda: hr.TFRecordDataset(paths, "GZIP", num_parallel_reads=2, storage_options=options),
@@ -117,7 +131,14 @@ def test_disk_cache_on_s3(s3, tmp_path, monkeypatch):
 def test_convert_and_cli_on_s3(s3, tmp_path, capsys):
     root, options = s3
     np.save(tmp_path / "x.npy", np.arange(12, dtype=np.int64).reshape(6, 2))
-    paths = convert(str(tmp_path / "x.npy"), root + "/conv/x", num_shards=2, workers=1, index=True, storage_options=options)
+    paths = convert(
+        str(tmp_path / "x.npy"),
+        root + "/conv/x",
+        num_shards=2,
+        workers=1,
+        index=True,
+        storage_options=options,
+    )
     assert hr.TFRecordDataset(paths, index="require", storage_options=options).cardinality() == 6
     flags = [
         "--storage-option",
@@ -134,7 +155,21 @@ def test_convert_and_cli_on_s3(s3, tmp_path, capsys):
     assert "records: 3" in out and "kind: Example" in out
     assert cli.main(["index", paths[1], "--force", *flags]) == 0
     assert "indexed 3 records" in capsys.readouterr().out
-    assert cli.main(["convert", str(tmp_path / "x.npy"), root + "/cli/x", "--num-shards", "1", "--workers", "1", *flags]) == 0
+    assert (
+        cli.main(
+            [
+                "convert",
+                str(tmp_path / "x.npy"),
+                root + "/cli/x",
+                "--num-shards",
+                "1",
+                "--workers",
+                "1",
+                *flags,
+            ]
+        )
+        == 0
+    )
     assert fs.exists(root + "/cli/x-00000-of-00001.tfrecord", options)
 
 
@@ -161,5 +196,7 @@ def test_a_server_that_goes_away_is_retried_then_named(tmp_path, monkeypatch):
         assert bytes(next(iterator)) == records[0]
     finally:
         server.stop()
-    with pytest.raises(fs.RemoteReadError, match=r"big-00000-of-00001.tfrecord: reading at byte offset \d+ failed 5 times"):
+    with pytest.raises(
+        fs.RemoteReadError, match=r"big-00000-of-00001.tfrecord: reading at byte offset \d+ failed 5 times"
+    ):
         list(iterator)

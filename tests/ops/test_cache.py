@@ -433,7 +433,8 @@ def test_disk_path_errors_name_the_path(tmp_path):
         hr.Dataset.range(3).cache(str(tmp_path / "afile" / "sub" / "c"))
     with pytest.raises(hr.InvalidArgumentError, match="names a directory"):
         hr.Dataset.range(3).cache(str(tmp_path))
-    with pytest.raises(hr.InvalidArgumentError, match="nosuchprotocol://bucket/c"):  # remote caches: test_remote_cache.py
+    # (remote caches that work: tests/io/test_remote.py)
+    with pytest.raises(hr.InvalidArgumentError, match="nosuchprotocol://bucket/c"):
         hr.Dataset.range(3).cache("nosuchprotocol://bucket/c")
 
 
@@ -704,8 +705,9 @@ def test_a_full_disk_names_the_cache_file_and_leaves_nothing(tmp_path):
 def test_memory_cache_hands_out_read_only_copies_it_owns():
     # An in-place op in a training loop must not change the next epoch's data.
     source = np.zeros((3, 2))
-    ds = hr.Dataset.from_generator(lambda: iter(source), output_signature=hr.TensorSpec((2,), np.float64)).cache()
-    for epoch in range(2):
+    spec = hr.TensorSpec((2,), np.float64)
+    ds = hr.Dataset.from_generator(lambda: iter(source), output_signature=spec).cache()
+    for _epoch in range(2):
         for element in ds:
             assert not element.flags.writeable and not np.shares_memory(element, source)
             with pytest.raises(ValueError, match="read-only"):

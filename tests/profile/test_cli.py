@@ -1,3 +1,4 @@
+import json
 import os
 import sys
 
@@ -27,3 +28,9 @@ def test_profile_runs_a_script_and_reports(tmp_path, capsys, monkeypatch):
     assert "Bottleneck: map(decode at train.py:" in out
     assert os.path.exists(tmp_path / "out" / "pipeline1.html")
     assert os.path.exists(tmp_path / "out" / "pipeline1.trace.json")
+    trace = json.load(open(tmp_path / "out" / "pipeline1.trace.json"))
+    batches = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["name"].startswith("batch(")]
+    assert len(batches) >= 10  # calls were recorded while the script ran: one slice per batch
+    profile_dir = tmp_path / "out" / "tensorboard" / "plugins" / "profile" / "pipeline1"
+    assert [name for name in os.listdir(profile_dir) if name.endswith(".trace.json.gz")]
+    assert "tensorboard --logdir" in out and "ui.perfetto.dev" in out

@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -96,7 +97,9 @@ def test_trace_without_recording_still_opens(tmp_path):
 
 def test_html_is_self_contained(tmp_path):
     page = open(stats_of_a_run().save_html(str(tmp_path / "r.html"))).read()
+    # throughput, wait, waterfall, stage bars (no buffered stage, no tuner here)
     assert page.count("<svg") == 4 and "Bottleneck: map(decode" in page
+    assert "seconds since iter()" in page and "startup" in page
     assert "http://" not in page and "https://" not in page  # opens offline
 
 
@@ -108,32 +111,68 @@ def _chromium() -> str | None:
     return None
 
 
-@pytest.mark.slow
-def test_plots_render_in_headless_chromium(tmp_path):
+def _browser_args(tmp_path) -> list[str]:
     browser = _chromium()
     if browser is None:
         pytest.skip("chromium is not installed (.ci/run installs it)")
-    page = stats_of_a_run().save_html(str(tmp_path / "r.html"))
+    return [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--virtual-time-budget=3000",
+    ]
+
+
+def a_busy_run_with_long_names():
+    def decode_and_augment_a_very_long_named_function_for_images(x):
+        time.sleep(0.001)
+        return x
+
+    ds = (
+        hr.Dataset.range(400)
+        .map(decode_and_augment_a_very_long_named_function_for_images, num_parallel_calls=hr.AUTOTUNE)
+        .shuffle(64)
+        .batch(8, drop_remainder=True)
+        .prefetch(2)
+    )
+    it = iter(ds)
+    it.timeline.interval_seconds = 0.02
+    for _ in it:
+        time.sleep(0.003)
+    return it.stats()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [stats_of_a_run, a_busy_run_with_long_names])
+def test_plots_render_in_headless_chromium_without_clipped_labels(tmp_path, make):
+    page = make().save_html(str(tmp_path / "r.html"))
+    url = "file://" + os.path.abspath(page)
+    args = _browser_args(tmp_path)
     result = subprocess.run(
-        [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-            "file://" + os.path.abspath(page),
-        ],
+        [*args, "--dump-dom", url], capture_output=True, text=True, timeout=90, check=False
+    )
+    body = re.search(r"<body([^>]*)>", result.stdout)
+    assert body, result.stderr[-2000:]
+    attrs = dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', body.group(1)))
+    assert int(attrs["data-plots"]) >= 4
+    assert attrs["data-plots-rendered"] == attrs["data-plots"], "a plot drew no data"
+    assert attrs["data-clipped-labels"] == "0", f"labels outside their plot: {attrs['data-clipped-text']}"
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [*args, "--window-size=1360,1400", f"--screenshot={shot}", url],
         capture_output=True,
-        text=True,
-        timeout=60,
+        timeout=90,
         check=False,
     )
-    assert 'data-plots="4"' in result.stdout, result.stderr[-2000:]
-    assert 'data-plots-rendered="4"' in result.stdout
+    image = pytest.importorskip("PIL.Image")
+    with image.open(shot) as picture:
+        colours = picture.convert("RGB").getcolors(maxcolors=1 << 16)
+    assert colours is None or len(colours) > 50, "the screenshot is (nearly) blank"

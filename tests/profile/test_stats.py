@@ -55,7 +55,7 @@ def test_cheap_map_before_batch_gets_vectorise_advice_and_gil_bound_gets_process
     from headrace.profile.stats import StageStats
 
     class FakeStats:
-        wait_fraction = 0.8
+        wait_fraction = steady_wait_fraction = 0.8
         elapsed_seconds = 1.0
         stages = [
             StageStats(0, "batch(256, drop_remainder=False)", "batch", 0, [1], 100, 0.01),
@@ -127,3 +127,26 @@ def test_timeline_rates_follow_the_consumer():
     list(it)
     rates = [rate for _, rate in it.timeline.rates()]
     assert rates and 100 < np.median(rates) < 600  # ~2 ms per element
+
+
+def test_startup_is_in_the_timeline_and_does_not_make_a_run_input_bound():
+    calls = []
+
+    def warm_up_once(x):
+        if not calls:
+            time.sleep(0.3)  # opening files, compiling: before the first element only
+        calls.append(x)
+        return x
+
+    it = iter(hr.Dataset.range(40).map(warm_up_once))
+    for _ in it:
+        time.sleep(0.01)  # the training step is the slow part
+    stats = it.stats()
+    assert stats.timeline.samples[0].seconds == 0.0 and stats.timeline.samples[0].produced == 0
+    assert stats.first_element_seconds >= 0.3
+    assert stats.wait_fraction > 0.3  # the whole run: startup included ...
+    assert stats.steady_wait_fraction < 0.1 and not stats.input_bound  # ... but the steady state keeps up
+    assert "startup before the first element" in stats.report()
+    waits = stats.timeline.wait_fractions()
+    assert waits[0][1] > 0.9  # the plot starts with the startup stall, not after it
+

@@ -124,6 +124,8 @@ def test_keyboard_interrupt_while_waiting(executor):
         ds = hr.Dataset.range(10).map(
             lambda x: time.sleep(seconds) or x, num_parallel_calls=2, executor=executor
         )
+    if executor == "process":  # the interrupt must find workers computing, not the launcher starting
+        list(hr.Dataset.range(2).map(lambda x: x, num_parallel_calls=2, executor="process"))
     it = iter(ds)
     main = threading.main_thread().ident
     timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
@@ -139,7 +141,8 @@ def test_keyboard_interrupt_while_waiting(executor):
         next(it)
     if executor != "prefetch":
         state = it.get_state()  # a checkpoint can still be saved after Ctrl-C: nothing was handed out
-        assert [p[0] for p in state["state"]["pending"]] == [0, 1, 2, 3]
+        owed = [p[0] for p in state["state"]["pending"]]
+        assert owed == list(range(len(owed))) and state["state"]["position"] == len(owed) >= 1
 
 
 SCRIPT = textwrap.dedent(

@@ -43,7 +43,7 @@ def test_tuner_gives_the_cheap_stage_one_worker_and_explains(monkeypatch):
     assert "buffer_size" in config["prefetch(AUTOTUNE)"]
     assert it.tuner.rounds >= 1
     report = stats.report()
-    assert "Autotuned:" in report and "map(cheap): parallelism=1" in report
+    assert "Autotuned" in report and "map(cheap): parallelism=1" in report
     assert "one worker sustains" in stats.stage("map(cheap)").extra["tuned"]
 
 

@@ -107,7 +107,6 @@ def filesystem(path: str, storage_options: dict | None = None):
         raise InvalidArgumentError(f"{path!r}: {exc}") from None
 
 
-
 # --- transient errors -------------------------------------------------------------------------------
 _PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
 _TRANSIENT_MODULES = ("aiohttp", "urllib3", "requests", "http")

@@ -236,7 +236,10 @@ def check_index(
 
 
 def load_index(
-    path: Any, compression_type: str | None = None, policy: Any = "require", storage_options: dict | None = None
+    path: Any,
+    compression_type: str | None = None,
+    policy: Any = "require",
+    storage_options: dict | None = None,
 ) -> RecordIndex | None:
     """The index of ``path`` under a policy:
 

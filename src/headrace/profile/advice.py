@@ -114,7 +114,7 @@ def _stage_advice(stats: Stats, stage: StageStats) -> list[str]:
             f"Stacking in {stage.name} is the slowest part ({_micro(per_call)} per batch): make elements numpy "
             "arrays of fixed shape before batching (stacking Python objects is slow)."
         )
-    if "prefetch" not in {s.op for s in stats.stages} and stats.wait_fraction >= INPUT_BOUND_WAIT:
+    if "prefetch" not in {s.op for s in stats.stages} and stats.steady_wait_fraction >= INPUT_BOUND_WAIT:
         advice.append(
             "Add .prefetch(hr.AUTOTUNE) as the last stage so the pipeline works while the model trains."
         )
@@ -151,8 +151,16 @@ def diagnose(stats: Stats) -> Diagnosis:
     if stats.produced == 0 or not working:
         return Diagnosis(False, None, "No element has been produced yet, so there is nothing to measure.")
     bottleneck = max(working, key=lambda s: (s.utilisation, s.busy_seconds))
-    input_bound = stats.wait_fraction >= INPUT_BOUND_WAIT
+    # Judged after the first element: startup is a one-time cost with a line of its own, and on a
+    # short run it would make every pipeline look input-bound.
+    input_bound = stats.steady_wait_fraction >= INPUT_BOUND_WAIT
     wait = f"{100 * stats.wait_fraction:.0f}% of its time ({stats.consumer_wait_seconds:.2f} s)"
+    first = stats.first_element_seconds
+    if first is not None and first >= 0.01:
+        wait += (
+            f"; {first:.2f} s of it was startup before the first element, "
+            f"{100 * stats.steady_wait_fraction:.0f}% of the time after it"
+        )
     if input_bound:
         summary = f"Input-bound: the training loop waited for data {wait}."
         advice = _stage_advice(stats, bottleneck)

@@ -8,6 +8,7 @@ import runpy
 import sys
 
 from .. import iterator as iterator_module
+from .record import record_calls
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -16,7 +17,9 @@ def _profile(args: argparse.Namespace) -> int:
     sys.argv = [args.script, *args.script_args]
     exit_code = 0
     try:
-        runpy.run_path(args.script, run_name="__main__")
+        # Each stage call becomes a slice of the trace (the newest million calls are kept).
+        with record_calls():
+            runpy.run_path(args.script, run_name="__main__")
     except SystemExit as exit_:
         exit_code = exit_.code if isinstance(exit_.code, int) else 1
     finally:
@@ -37,7 +40,11 @@ def _profile(args: argparse.Namespace) -> int:
         print(stats.report())
         html = stats.save_html(os.path.join(args.out, f"pipeline{number}.html"))
         trace = stats.save_trace(os.path.join(args.out, f"pipeline{number}.trace.json"))
-        print(f"plots: {html}   trace (ui.perfetto.dev): {trace}")
+        stats.save_tensorboard(os.path.join(args.out, "tensorboard"), run=f"pipeline{number}")
+        print(f"report with plots: open {html} in a browser")
+        print(f"trace: drag {trace} onto https://ui.perfetto.dev or chrome://tracing")
+    if busiest:
+        print(f"TensorBoard: tensorboard --logdir {os.path.join(args.out, 'tensorboard')} (Scalars, Profile tabs)")
     for it in seen:
         it.close()
     return exit_code

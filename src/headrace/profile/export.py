@@ -281,7 +281,7 @@ def _label(name: str, limit: int) -> str:
     return f"{html.escape(short)}<title>{html.escape(name)}</title>"
 
 
-_LABEL_CHARS = 44  # at 12px sans-serif, 44 characters fit the 300px label column
+_LABEL_CHARS = 40  # about 7.3px each at 12px sans-serif: 40 characters fit the 320px label column
 
 
 def _waterfall(stats: Stats) -> str:
@@ -290,9 +290,9 @@ def _waterfall(stats: Stats) -> str:
     samples = stats.timeline.samples
     if len(samples) < 2 or not stats.stages:
         return _empty(title)
-    label_w, row, width = 300, 22, 980
+    label_w, row, width = 320, 22, 980
     plot_w = width - label_w - 20
-    x_top = _nice_ticks(samples[-1].seconds or 1.0, 8)[-1] or 1.0
+    x_top = _nice_ticks(max(samples[-1].seconds, stats.elapsed_seconds) or 1.0, 8)[-1] or 1.0
     height = _TOP + row * len(stats.stages) + 36
 
     def sx(x: float) -> float:
@@ -305,9 +305,10 @@ def _waterfall(stats: Stats) -> str:
             f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end">{"  " * 0}{_label(stage.name, _LABEL_CHARS)}</text>'
         )
         parts.append(f'<rect x="{label_w}" y="{y + 2}" width="{plot_w}" height="{row - 4}" class="lane"/>')
+        workers = dict(stats.timeline.stage_series(stage.index, 3))
         for t, busy in stats.timeline.stage_series(stage.index, 1):
             start = max((s.seconds for s in samples if s.seconds < t), default=0.0)
-            share = min(1.0, busy / max(stage.parallelism, 1))
+            share = min(1.0, busy / max(workers.get(t, stage.parallelism), 1))
             if share < 0.01:
                 continue
             parts.append(
@@ -333,7 +334,7 @@ def _waterfall(stats: Stats) -> str:
 def _stage_bars(stats: Stats) -> str:
     """Each stage's own time over the run, with one-time costs (first call) stacked after it."""
     title = "Time spent in each stage (its inputs excluded)"
-    label_w, row, width = 300, 24, 980
+    label_w, row, width = 320, 24, 980
     bars_w = width - label_w - 230
     top = max((s.busy_seconds + s.one_time_seconds for s in stats.stages), default=0.0) or 1.0
     parts = []
@@ -478,10 +479,8 @@ def html_page(stats: Stats) -> str:
 <body>
 <h1>headrace pipeline report</h1>
 {_cards(stats)}
-<h2>Plots</h2>
-{"".join(figures)}
-<h2>Report</h2>
 <pre>{html.escape(stats.report())}</pre>
+{"".join(figures)}
 <script>{_SCRIPT}</script>
 </body></html>
 """

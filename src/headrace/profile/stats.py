@@ -8,8 +8,8 @@ from typing import Any
 
 from ..core.counters import StageCounters, busy_seconds
 from .advice import Diagnosis, diagnose
-from .record import current_log
 from .export import html_page, trace_events
+from .record import current_log
 from .tensorboard import write_tensorboard
 from .text import render_report
 from .timeline import Timeline
@@ -180,6 +180,16 @@ class Stats:
         )
 
     @property
+    def steady_wait_fraction(self) -> float:
+        """Share of the time after the first element that the consumer spent waiting: the wait
+        that more workers or buffers could remove (startup is reported on its own)."""
+        start = self.first_element_seconds
+        if start is None or self.elapsed_seconds <= start:
+            return self.wait_fraction
+        waited = self.consumer_wait_seconds - start  # until the first element the consumer waited
+        return min(1.0, max(0.0, waited / (self.elapsed_seconds - start)))
+
+    @property
     def input_bound(self) -> bool:
         return self.diagnosis.input_bound
 
@@ -227,6 +237,9 @@ class Stats:
             "elements_per_second": self.elements_per_second,
             "consumer_wait_seconds": self.consumer_wait_seconds,
             "wait_fraction": self.wait_fraction,
+            "steady_wait_fraction": self.steady_wait_fraction,
+            "startup_seconds": self.startup_seconds,
+            "first_element_seconds": self.first_element_seconds,
             "input_bound": diagnosis.input_bound,
             "bottleneck": diagnosis.bottleneck,
             "advice": list(diagnosis.advice),

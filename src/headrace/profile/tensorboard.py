@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ..io.crc import masked_crc32c
+from .export import trace_events
 
 if TYPE_CHECKING:
     from .stats import Stats
@@ -102,8 +103,6 @@ def write_tensorboard(stats: Stats, logdir: str, run: str | None = None) -> dict
     Scalars are one point per timeline sample (step = elements handed to the consumer):
     ``pipeline/elements_per_second``, ``pipeline/wait_fraction`` and ``busy/<stage>``.
     """
-    from .export import trace_events  # noqa: PLC0415 (export imports this module's users)
-
     run = run or time.strftime("%Y_%m_%d_%H_%M_%S")
     trace_dir = os.path.join(logdir, "plugins", "profile", run)
     os.makedirs(trace_dir, exist_ok=True)

@@ -92,6 +92,7 @@ class Launcher:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.requests = 0
         self.exit_codes: dict[int, int] = {}
         self.control, child_control = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         lifeline_read, self.lifeline = os.pipe()
@@ -123,13 +124,17 @@ class Launcher:
         with self.lock:
             if self.closed:
                 raise WorkerError("the worker launcher was shut down")
+            self.requests += 1
+            request = _PID.pack(self.requests)
             try:
-                socket.send_fds(self.control, [b"F"], [worker_end.fileno()])
+                socket.send_fds(self.control, [b"F" + request], [worker_end.fileno()])
             except OSError as exc:
                 raise WorkerError(self._broken(f"could not reach it ({exc})")) from exc
             while True:
                 message = self._receive(START_SECONDS)
-                if message[:1] == b"P":
+                # An answer to an earlier request (interrupted by Ctrl-C while waiting) is skipped:
+                # that worker's socket is closed, so it has exited.
+                if message[:1] == b"P" and message[1 + _PID.size :] == request:
                     pid = _PID.unpack_from(message, 1)[0]
                     self.exit_codes.pop(pid, None)  # a reused pid: forget its predecessor
                     return pid
@@ -237,7 +242,7 @@ def _serve(control: socket.socket, lifeline: int, parent: int) -> None:
                 for fd in fds:
                     os.close(fd)
                 children.add(pid)
-                control.send(b"P" + _PID.pack(pid))
+                control.send(b"P" + _PID.pack(pid) + message[1:])  # echoes the request number
     finally:
         for pid in children:
             try:
