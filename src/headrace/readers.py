@@ -57,8 +57,11 @@ def TextLineDataset(  # noqa: N802 (tf.data's name)
     buffer_size: int | None = None,
     num_parallel_reads: int | None = None,
     name: str | None = None,
+    *,
+    storage_options: dict | None = None,
 ) -> Dataset:
     """The lines of text files (bytes, ``\\n`` / ``\\r\\n`` removed), file after file.
+    ``protocol://`` paths go through fsspec, with ``storage_options``.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "a.txt")
@@ -66,9 +69,11 @@ def TextLineDataset(  # noqa: N802 (tf.data's name)
     >>> list(TextLineDataset(path))
     [b'first', b'second']
     """
-    TextLineNode("-", compression_type, buffer_size)  # check the arguments now, not at the first file
+    TextLineNode("-", compression_type, buffer_size, storage_options)  # check the arguments now
     return _read_files(
-        filenames, lambda f: Dataset(TextLineNode(f, compression_type, buffer_size)), num_parallel_reads
+        filenames,
+        lambda f: Dataset(TextLineNode(f, compression_type, buffer_size, storage_options)),
+        num_parallel_reads,
     )
 
 
@@ -81,8 +86,11 @@ def FixedLengthRecordDataset(  # noqa: N802 (tf.data's name)
     compression_type: str | None = None,
     num_parallel_reads: int | None = None,
     name: str | None = None,
+    *,
+    storage_options: dict | None = None,
 ) -> Dataset:
-    """Records of ``record_bytes`` bytes from files with an optional header and footer.
+    """Records of ``record_bytes`` bytes from files with an optional header and footer
+    (``protocol://`` paths through fsspec, with ``storage_options``).
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "r.bin")
@@ -90,7 +98,7 @@ def FixedLengthRecordDataset(  # noqa: N802 (tf.data's name)
     >>> list(FixedLengthRecordDataset(path, 2, header_bytes=2, footer_bytes=1))
     [b'aa', b'bb', b'cc']
     """
-    args = (record_bytes, header_bytes, footer_bytes, buffer_size, compression_type)
+    args = (record_bytes, header_bytes, footer_bytes, buffer_size, compression_type, storage_options)
     FixedLengthRecordNode("-", *args)
     return _read_files(filenames, lambda f: Dataset(FixedLengthRecordNode(f, *args)), num_parallel_reads)
 
@@ -107,9 +115,12 @@ def CsvDataset(  # noqa: N802 (tf.data's name)
     select_cols: Any = None,
     exclude_cols: Any = None,
     name: str | None = None,
+    *,
+    storage_options: dict | None = None,
 ) -> Dataset:
     """Rows of CSV files as tuples of scalars; ``record_defaults`` gives each column's dtype (required)
-    or default value (used for empty or ``na_value`` fields).
+    or default value (used for empty or ``na_value`` fields). ``protocol://`` paths go through
+    fsspec, with ``storage_options``.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
@@ -127,6 +138,7 @@ def CsvDataset(  # noqa: N802 (tf.data's name)
         na_value,
         select_cols,
         exclude_cols,
+        storage_options,
     )
     CsvNode("-", *args)
     return _read_files(filenames, lambda f: Dataset(CsvNode(f, *args)), num_parallel_reads=None)

@@ -304,3 +304,20 @@ def test_the_remote_storage_page_example_runs(capsys):
         if memory.exists("memory://demo"):
             memory.rm("memory://demo", recursive=True)
     assert "read 100 records from 4 remote shards" in capsys.readouterr().out
+
+
+def test_text_csv_and_fixed_length_readers_on_memory(bucket):
+    fs.make_parent_dirs(bucket + "/t.txt")
+    with fs.open_file(bucket + "/t.txt", "wb") as f:
+        f.write(b"a,1\nb,2\n")
+    options = {"skip_instance_cache": True}
+    assert [bytes(x) for x in hr.TextLineDataset(bucket + "/t.txt", storage_options=options)] == [
+        b"a,1",
+        b"b,2",
+    ]
+    rows = hr.CsvDataset(bucket + "/t.txt", ["", "int64"], storage_options=options)
+    assert [(bytes(a), int(b)) for a, b in rows] == [(b"a", 1), (b"b", 2)]
+    fixed = hr.FixedLengthRecordDataset([bucket + "/t.txt"] * 2, 4, storage_options=options)
+    assert [bytes(x) for x in fixed] == [b"a,1\n", b"b,2\n"] * 2
+    with pytest.raises(hr.InvalidArgumentError, match="text_line: storage_options"):
+        hr.TextLineDataset(bucket + "/t.txt", storage_options=1)

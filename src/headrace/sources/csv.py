@@ -33,6 +33,7 @@ class CsvNode(FileRecordsNode):
         na_value: str = "",
         select_cols: Any = None,
         exclude_cols: Any = None,
+        storage_options: dict | None = None,
     ):
         if not isinstance(record_defaults, (list, tuple)) or not record_defaults:
             raise InvalidArgumentError(
@@ -66,7 +67,7 @@ class CsvNode(FileRecordsNode):
                 f"select_cols has {len(select_cols)} columns but record_defaults has {len(columns)}; give one "
                 "default per selected column"
             )
-        super().__init__(filename, compression_type, buffer_size)
+        super().__init__(filename, compression_type, buffer_size, storage_options)
         self.columns = columns
         self.header = header
         self.field_delim = field_delim

@@ -16,7 +16,7 @@ from ..core.args import integer
 from ..core.errors import CheckpointError, check
 from ..core.node import Context, Node, NodeIterator, perf_ns
 from ..io.compression import DecompressingReader, normalize_compression
-from ..io.fs import as_path, open_file
+from ..io.fs import as_path, check_storage_options, open_file
 
 READ_SIZE = 1 << 16
 
@@ -51,7 +51,13 @@ class FileRecordsNode(Node):
 
     op = "file_records"
 
-    def __init__(self, filename: Any, compression_type: str | None = None, buffer_size: int | None = None):
+    def __init__(
+        self,
+        filename: Any,
+        compression_type: str | None = None,
+        buffer_size: int | None = None,
+        storage_options: dict | None = None,
+    ):
         buffer_size = integer(buffer_size)
         check(
             buffer_size is None
@@ -64,6 +70,7 @@ class FileRecordsNode(Node):
         self.path = as_path(filename, "filenames")
         self.compression = normalize_compression(compression_type)
         self.buffer_size = buffer_size or READ_SIZE
+        self.storage_options = check_storage_options(storage_options, self.op)
 
     def describe_args(self) -> str:
         extra = f", {self.compression}" if self.compression else ""
@@ -74,7 +81,7 @@ class FileRecordsNode(Node):
 
     def open(self) -> IO[bytes]:
         try:
-            raw = open_file(self.path, "rb")
+            raw = open_file(self.path, "rb", self.storage_options)
         except FileNotFoundError:
             raise FileNotFoundError(f"{self.op}: no such file {self.path!r}") from None
         return DecompressingReader(raw, self.compression) if self.compression else raw

@@ -32,6 +32,7 @@ class FixedLengthRecordNode(FileRecordsNode):
         footer_bytes: int | None = None,
         buffer_size: int | None = None,
         compression_type: str | None = None,
+        storage_options: dict | None = None,
     ):
         record_bytes, header_bytes, footer_bytes = (
             integer(record_bytes),
@@ -41,7 +42,7 @@ class FixedLengthRecordNode(FileRecordsNode):
         check(_size(record_bytes) and record_bytes > 0, "record_bytes", record_bytes, "a positive int")
         for argument, value in (("header_bytes", header_bytes), ("footer_bytes", footer_bytes)):
             check(value is None or _size(value), argument, value, "None or an int >= 0")
-        super().__init__(filename, compression_type, buffer_size)
+        super().__init__(filename, compression_type, buffer_size, storage_options)
         self.record_bytes = record_bytes
         self.header_bytes = header_bytes or 0
         self.footer_bytes = footer_bytes or 0
