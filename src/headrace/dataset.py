@@ -173,6 +173,10 @@ class Dataset:
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """One element per row of the leading dimension of every component.
 
+        Elements are read-only views. A writable array is copied once here, as tf.data does, so
+        changing it afterwards does not change the dataset; read-only arrays and memory maps are
+        used in place (see docs/remote_storage.md, "Outputs are the user's own").
+
         >>> [(int(a), b) for a, b in Dataset.from_tensor_slices(([1, 2], [b"x", b"y"]))]
         [(1, b'x'), (2, b'y')]
         """
@@ -481,9 +485,9 @@ class Dataset:
         >>> [int(x) for x in ds]  # doctest: +SKIP
         [0, 1, 4, 9, 16, 25]
         """
-        from .ops.run_on import RunOnNode  # noqa: PLC0415 (kept local: only for Ray users)
+        from .core.args import integer  # noqa: PLC0415 (kept local: only for Ray users)
+        from .ops.run_on import RunOnNode  # noqa: PLC0415
         from .ray.shares import split_at_sources  # noqa: PLC0415
-        from .core.args import integer  # noqa: PLC0415
 
         num_workers = integer(num_workers)
         if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1:
@@ -707,7 +711,8 @@ class Dataset:
     ) -> Dataset:
         """Keep the elements of the first complete pass; later passes read them instead of the input.
 
-        ``filename=""`` keeps them in memory. A filename streams them to that file as they pass; it
+        ``filename=""`` keeps them in memory, as read-only copies that every pass hands out (copy an
+        element before changing it in place). A filename streams them to that file as they pass; it
         appears only when the pass completes (an interrupted run leaves nothing that looks complete),
         is keyed by a fingerprint of the pipeline above (change a function or argument and it is
         rebuilt, not reused) and holds no pickle. See docs/cache.md. A ``protocol://`` filename (with

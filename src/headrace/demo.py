@@ -169,6 +169,16 @@ def run_demo(quick: bool = False) -> int:
                 f"holdout accuracy {model.accuracy(test_x, test_y):.3f}\n"
             )
             print(stats.report())
+            # Kept after the demo's data is deleted: the page, the trace and TensorBoard files.
+            out = os.path.join(tempfile.gettempdir(), "headrace-demo-profile")
+            os.makedirs(out, exist_ok=True)
+            page = stats.save_html(os.path.join(out, f"{title}.html"))
+            trace = stats.save_trace(os.path.join(out, f"{title}.trace.json"))
+            stats.save_tensorboard(os.path.join(out, "tensorboard"), run=title)
+            print(
+                f"\nsee it: open {page} in a browser; drag {trace} onto https://ui.perfetto.dev; "
+                f"tensorboard --logdir {os.path.join(out, 'tensorboard')}"
+            )
         print(
             f"\nspeed-up of the optimised pipeline: {results['naive'] / results['optimised']:.1f}x per epoch "
             f"(an epoch cannot be faster than the simulated accelerator: "

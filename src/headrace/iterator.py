@@ -5,9 +5,9 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from .core.counters import busy_seconds
 from .core.errors import CheckpointError
 from .core.fingerprint import pipeline_key
-from .core.counters import busy_seconds
 from .core.node import Context, Node, NodeIterator, perf_ns
 from .core.options import Options
 from .core.state import READABLE_VERSIONS, STATE_VERSION, StateFields

@@ -70,14 +70,33 @@ def test_cheap_map_before_batch_gets_vectorise_advice_and_gil_bound_gets_process
                 parallelism=2,
                 executor="thread",
                 gil_held_fraction=0.95,
+                calls_user_function=True,
             ),
-            StageStats(2, "range(0, 25600, 1)", "range", 2, [], 25600, 0.0),
+            StageStats(2, "range(0, 25600, 1)", "range", 2, [], 25600, 0.0, reads_input=True),
         ]
 
     advice = _stage_advice(FakeStats(), FakeStats.stages[1])
     assert any("executor='process'" in item for item in advice)
     assert any("vectorise" in item for item in advice)
     assert any("prefetch" in item for item in advice)
+
+
+def test_an_autotuned_stage_kept_at_one_worker_is_not_told_to_pass_autotune():
+    from headrace.profile.advice import _stage_advice
+    from headrace.profile.stats import StageStats
+
+    def stage(extra):
+        return StageStats(0, "map(decode)", "map", 0, [], 16, 1.0, calls_user_function=True, extra=extra)
+
+    class FakeStats:
+        wait_fraction = steady_wait_fraction = 0.9
+        elapsed_seconds = 1.0
+        stages = [stage({})]
+
+    untuned = _stage_advice(FakeStats(), stage({}))
+    assert any("num_parallel_calls=hr.AUTOTUNE" in item for item in untuned)  # a fixed serial map: yes
+    tuned = _stage_advice(FakeStats(), stage({"tuned": "parallelism=1: kept 1"}))
+    assert not any("num_parallel_calls=hr.AUTOTUNE" in item for item in tuned)  # it already is AUTOTUNE
 
 
 def test_empty_pipeline_has_no_bottleneck():
@@ -150,3 +169,14 @@ def test_startup_is_in_the_timeline_and_does_not_make_a_run_input_bound():
     waits = stats.timeline.wait_fractions()
     assert waits[0][1] > 0.9  # the plot starts with the startup stall, not after it
 
+
+def test_advice_follows_stage_traits_not_op_names():
+    stats = run(hr.Dataset.range(40).map(slow_decode).shuffle(8))
+    by_op = {s.op: s for s in stats.stages}
+    assert by_op["map"].calls_user_function and not by_op["map"].reorders
+    assert by_op["shuffle"].reorders and by_op["range"].reads_input
+    assert "num_parallel_calls" in stats.report()
+    # Caching after a stage that follows a shuffle would freeze one order: not suggested there.
+    after_shuffle = run(hr.Dataset.range(40).shuffle(8).map(slow_decode))
+    assert ".cache()" not in after_shuffle.report()
+    assert ".cache()" in run(hr.Dataset.range(40).map(slow_decode)).report()

@@ -46,6 +46,9 @@ def test_tensorboard_reads_the_scalars_and_finds_the_trace(tmp_path):
     assert total.step == stats.produced and total.value == pytest.approx(stats.elements_per_second, rel=1e-5)
     waits = [event.value for event in accumulator.Scalars("pipeline/wait_fraction")]
     assert waits and all(0 <= w <= 1 for w in waits)
+    (busy_tag,) = [tag for tag in tags if tag.startswith("busy/map(decode")]
+    busy = [event.value for event in accumulator.Scalars(busy_tag)]
+    assert busy and all(0 <= b <= 1 for b in busy) and max(busy) > 0.3  # the map is the busy stage
     steps = [event.step for event in accumulator.Scalars("pipeline/elements_per_second")]
     assert steps == sorted(steps) and steps[-1] <= stats.produced
 

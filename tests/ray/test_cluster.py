@@ -15,10 +15,7 @@ def test_an_unreachable_cluster_fails_clearly_within_10_s():
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code = (
-        "import headrace as hr\n"
-        f"list(hr.Dataset.range(3).run_on('127.0.0.1:{port}', num_workers=1))\n"
-    )
+    code = f"import headrace as hr\nlist(hr.Dataset.range(3).run_on('127.0.0.1:{port}', num_workers=1))\n"
     start = time.monotonic()
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     elapsed = time.monotonic() - start
@@ -28,8 +25,8 @@ def test_an_unreachable_cluster_fails_clearly_within_10_s():
 
 
 def test_a_malformed_address_is_refused():
-    from headrace.ray.cluster import _probe
     import headrace as hr
+    from headrace.ray.cluster import _probe
 
     with pytest.raises(hr.InvalidArgumentError, match="HOST:PORT"):
         _probe("localhost")

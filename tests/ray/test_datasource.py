@@ -45,7 +45,9 @@ def test_raw_records_without_features(cluster, shards):
 
 
 def test_glob_and_compression(cluster, tmp_path):
-    paths = write_shards((_example(i) for i in range(20)), str(tmp_path / "z"), num_shards=2, compression_type="GZIP")
+    paths = write_shards(
+        (_example(i) for i in range(20)), str(tmp_path / "z"), num_shards=2, compression_type="GZIP"
+    )
     ds = read_tfrecords(str(tmp_path / "z-*"), SPEC, compression_type="GZIP")
     assert sorted(row["id"] for row in ds.take_all()) == list(range(20))
     assert len(paths) == 2
@@ -73,13 +75,18 @@ def test_corrupt_records_follow_the_policy(cluster, tmp_path):
 
 
 def test_write_then_read_round_trip(cluster, tmp_path):
-    ds = ray.data.from_items([{"id": i, "name": f"n{i}", "x": np.array([i, 2 * i], np.float32)} for i in range(30)])
+    ds = ray.data.from_items(
+        [{"id": i, "name": f"n{i}", "x": np.array([i, 2 * i], np.float32)} for i in range(30)]
+    )
     write_tfrecords(ds.repartition(3), str(tmp_path / "out" / "part"))
-    back = read_tfrecords(str(tmp_path / "out" / "part-*.tfrecord"), {
-        "id": FixedLenFeature([], "int64"),
-        "name": FixedLenFeature([], "string"),
-        "x": FixedLenFeature([2], "float32"),
-    })
+    back = read_tfrecords(
+        str(tmp_path / "out" / "part-*.tfrecord"),
+        {
+            "id": FixedLenFeature([], "int64"),
+            "name": FixedLenFeature([], "string"),
+            "x": FixedLenFeature([2], "float32"),
+        },
+    )
     rows = sorted(back.take_all(), key=lambda row: row["id"])
     assert [row["id"] for row in rows] == list(range(30))
     assert rows[4]["name"] == b"n4" and rows[4]["x"].tolist() == [4.0, 8.0]

@@ -45,7 +45,12 @@ def test_ranks_split_the_shares_exactly(cluster):
 
 
 def test_checkpoints_are_exact(cluster):
-    check_checkpoints(lambda: hr.Dataset.range(7).map(_square).run_on(num_workers=2, chunk_size=2), stride=3)
+    # Zero CPUs per worker: the helper leaves iterators to the garbage collector, and their actors must
+    # not hold the small test cluster's CPUs meanwhile.
+    check_checkpoints(
+        lambda: hr.Dataset.range(5).map(_square).run_on(num_workers=2, chunk_size=2, cpus_per_worker=0),
+        stride=2,
+    )
 
 
 def test_a_killed_node_is_rerun_with_nothing_lost_or_doubled(cluster):
@@ -88,10 +93,21 @@ def test_a_file_missing_at_run_time_is_named_on_the_trainer(cluster, tmp_path):
 
 
 def test_arrays_come_back_intact(cluster):
-    ds = hr.Dataset.range(8).map(lambda x: {"x": np.full((2, 3), x, np.float32)}).batch(4).run_on(num_workers=2)
+    ds = (
+        hr.Dataset.range(8)
+        .map(lambda x: {"x": np.full((2, 3), x, np.float32)})
+        .batch(4)
+        .run_on(num_workers=2)
+    )
     batches = list(ds)
     assert [b["x"].shape for b in batches] == [(4, 2, 3), (4, 2, 3)]
     assert sorted(np.unique(np.concatenate([b["x"].ravel() for b in batches])).tolist()) == list(range(8))
+
+
+def test_cardinality_and_name_without_starting_ray():
+    ds = hr.Dataset.range(10).map(_square).run_on("127.0.0.1:1", num_workers=3)
+    assert ds.cardinality() == 10
+    assert "run_on('127.0.0.1:1', num_workers=3)" in repr(ds.node)
 
 
 def test_bad_arguments():

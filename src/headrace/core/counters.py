@@ -22,6 +22,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar
 
+from .structure import flatten
+
 _perf_ns = time.perf_counter_ns
 
 
@@ -64,7 +66,10 @@ def timed(method: _M) -> _M:
     """Wrap an iterator method so the wall time of its calls is added to ``self.inclusive_ns``.
 
     A call nested in another timed call of the same stage (``__next__`` calling ``next_chunk``) is
-    not counted twice. The first call's exclusive time is kept in ``self.first_call_ns``.
+    not counted twice. The first call's exclusive time is kept in ``self.first_call_ns``. Every call
+    is timed: sampling one in N calls was tried, but a stage's own time is the difference of two
+    totals (its calls' and its inputs'), and sampling them apart made that difference wrong by more
+    than the stage's time on short runs.
     """
     if getattr(method, "_headrace_timed", False):
         return method
@@ -91,14 +96,20 @@ def timed(method: _M) -> _M:
     return wrapper  # type: ignore[return-value]
 
 
-def exclusive_ns(iterator: Any) -> int:
+def total_ns(iterator: Any) -> int:
+    """Wall time of all of a stage's calls, its inputs' calls made inside them included."""
+    return iterator.inclusive_ns
+
+
+def exclusive_ns(iterator: Any) -> float:
     """A stage's own time on the threads that call it: its calls' wall time less its inputs'.
 
     Exact for stages that call their inputs from inside their own calls (every inline stage); stages
-    with workers call their inputs elsewhere and report ``busy_seconds`` from the workers instead.
+    with workers call their inputs elsewhere and report ``busy_seconds`` from the
+    workers instead.
     """
-    nested = sum(child.inclusive_ns for child in iterator.inputs)
-    return max(0, iterator.inclusive_ns - nested)
+    nested = sum(total_ns(child) for child in iterator.inputs)
+    return max(0.0, total_ns(iterator) - nested)
 
 
 def busy_seconds(counters: StageCounters) -> float:
@@ -112,3 +123,20 @@ def busy_seconds(counters: StageCounters) -> float:
         blocked = counters.get("output_wait_seconds", counters.get("consumer_wait_seconds", 0.0))
         return max(0.0, counters.get("inclusive_seconds", 0.0) - blocked)
     return float(counters.get("exclusive_seconds", 0.0))
+
+
+def element_nbytes(element: Any) -> int:
+    """Bytes an element holds: arrays' ``nbytes``, bytes' length, 8 for any other leaf."""
+    return sum(
+        getattr(leaf, "nbytes", len(leaf) if isinstance(leaf, bytes) else 8) for leaf in flatten(element)
+    )
+
+
+def buffer_nbytes(buffer: list, samples: int = 8) -> float:
+    """Estimated bytes held by ``buffer``: the mean size of up to ``samples`` evenly spread elements
+    times its length (elements of one stage rarely differ much in size)."""
+    if not buffer:
+        return 0.0
+    step = max(1, len(buffer) // samples)
+    picked = buffer[::step][:samples]
+    return sum(element_nbytes(e) for e in picked) / len(picked) * len(buffer)

@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .counters import exclusive_ns, timed, total_ns
 from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .options import Options
-from .counters import exclusive_ns, timed
 from .state import StateFields
 
 INFINITE_CARDINALITY = -1
@@ -85,6 +85,11 @@ class Node:
     """Immutable description of a stage. Subclasses set ``op`` and implement ``iterator``."""
 
     op: ClassVar[str] = "node"
+    #: Traits the profiler's advice reads (instead of lists of op names): the stage runs a function
+    #: the user passed; it puts elements in a random order; it reads data from outside the pipeline.
+    calls_user_function: ClassVar[bool] = False
+    reorders: ClassVar[bool] = False
+    reads_input: ClassVar[bool] = False
     #: random stages draw a fresh seed per iteration from this counter (see ``Context.iteration_of``).
     _iterations: itertools.count
 
@@ -200,7 +205,7 @@ class NodeIterator:
     state_keys: ClassVar[tuple[str, ...]] = ()
     #: the timing template (core/counters.py) books each stage's exclusive time here.
     inclusive_ns: int = 0
-    first_call_ns: int = 0
+    first_call_ns: float = 0
     first_call_produced: int = 0
     timing: bool = False
 
@@ -269,10 +274,13 @@ class NodeIterator:
             "op": self.node.op,
             "produced": self.produced,
             "self_seconds": self.self_ns / 1e9,
-            "inclusive_seconds": self.inclusive_ns / 1e9,
+            "inclusive_seconds": total_ns(self) / 1e9,
             "exclusive_seconds": exclusive_ns(self) / 1e9,
             "first_call_seconds": self.first_call_ns / 1e9,
             "first_call_produced": self.first_call_produced,
+            "calls_user_function": self.node.calls_user_function,
+            "reorders": self.node.reorders,
+            "reads_input": self.node.reads_input or not self.inputs,
         }
 
     def _check_state(self, state: Any) -> StateFields:

@@ -259,6 +259,7 @@ def run_convert(args: argparse.Namespace) -> int:
             index=args.index,
             progress=bar.update,
             storage_options=storage_options_of(args.storage_option),
+            ray_address=getattr(args, "ray", None),
         )
     except BaseException:
         if bar.live:  # end the progress line, so the error starts on its own
@@ -314,4 +315,13 @@ def add_commands(subparsers: Any) -> None:
     conv.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     conv.add_argument("--index", action="store_true", help="also write sidecar indexes")
     conv.add_argument("--storage-option", **storage)
+    conv.add_argument(
+        "--ray",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="ADDRESS",
+        help="write the shards as tasks on the Ray cluster at ADDRESS (HOST:PORT or auto; alone: a local Ray); "
+        "needs headrace[ray] and storage every node sees",
+    )
     conv.set_defaults(handler=run_convert)

@@ -365,6 +365,7 @@ def convert(
     index: bool = False,
     progress: Callable[[int, int], None] | None = None,
     storage_options: dict | None = None,
+    ray_address: str | bool | None = None,
 ) -> list[str]:
     """Convert ``src`` into ``dest_prefix-NNNNN-of-MMMMM.tfrecord`` shards; returns all shard paths.
 
@@ -373,6 +374,8 @@ def convert(
     called as shards complete. ``src`` or ``dest_prefix`` may be ``protocol://`` paths (with
     ``storage_options``): the conversion then runs in a local temporary folder and the finished
     shards are uploaded (a remote conversion is not resumable and has no manifest).
+    ``ray_address`` writes the shards as Ray tasks on the cluster there (``True``: a local Ray),
+    ``workers`` ignored; the source and ``dest_prefix`` must be on storage every node sees.
     """
     src, prefix = as_path(src, "src"), as_path(dest_prefix, "dest_prefix")
     storage_options = check_storage_options(storage_options, "convert")
@@ -425,16 +428,23 @@ def convert(
     jobs = {k: (_part(source, bounds[k], bounds[k + 1]), finals[k], compression, index) for k in pending}
     workers = available_cpus() if workers is None else max(1, int(workers))
     try:
-        if workers == 1 or len(jobs) <= 1:
+        if ray_address is None and (workers == 1 or len(jobs) <= 1):
             for k, job in jobs.items():
                 record_shard(prefix, body, k, _write_shard(*job))
                 done_records += bounds[k + 1] - bounds[k]
                 if progress is not None:
                     progress(done_records, total)
         else:
-            pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=min(workers, len(jobs)), initializer=_exit_with_parent, initargs=(os.getpid(),)
-            )
+            if ray_address is not None:
+                from ..ray.executor import RayExecutor  # noqa: PLC0415 (the optional ray extra)
+
+                pool = RayExecutor(None if ray_address is True else ray_address)
+            else:
+                pool = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=min(workers, len(jobs)),
+                    initializer=_exit_with_parent,
+                    initargs=(os.getpid(),),
+                )
             try:
                 futures = {pool.submit(_write_shard, *job): k for k, job in jobs.items()}
                 for future in concurrent.futures.as_completed(futures):

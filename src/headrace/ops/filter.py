@@ -18,6 +18,7 @@ class FilterNode(Node):
     """``filter(predicate)``: the predicate returns a scalar bool (Python or numpy)."""
 
     op = "filter"
+    calls_user_function = True
 
     def __init__(self, parent: Node, predicate: Callable, name: str | None = None):
         if not callable(predicate):

@@ -19,6 +19,7 @@ class FlatMapNode(Node):
     """
 
     op = "flat_map"
+    calls_user_function = True
 
     def __init__(self, parent: Node, map_func: Callable, name: str | None = None):
         if not callable(map_func):

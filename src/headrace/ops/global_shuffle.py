@@ -23,6 +23,7 @@ class GlobalShuffleNode(Node):
     """
 
     op = "global_shuffle"
+    reorders = True
 
     def __init__(
         self,

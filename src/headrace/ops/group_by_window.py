@@ -98,6 +98,7 @@ class GroupByWindowNode(Node):
     """
 
     op = "group_by_window"
+    calls_user_function = True
 
     def __init__(
         self,

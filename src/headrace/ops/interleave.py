@@ -40,6 +40,7 @@ class InterleaveNode(Node):
     """
 
     op = "interleave"
+    calls_user_function = True
 
     def __init__(
         self,

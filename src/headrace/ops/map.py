@@ -30,6 +30,7 @@ class MapNode(Node):
     """
 
     op = "map"
+    calls_user_function = True
 
     def __init__(
         self,

@@ -56,10 +56,15 @@ class RunOnNode(Node):
 
     def describe_args(self) -> str:
         where = "local ray" if self.address is None else repr(self.address)
-        return f"{where}, num_workers={len(self.shares)}" + ("" if self.deterministic else ", deterministic=False")
+        return f"{where}, num_workers={len(self.shares)}" + (
+            "" if self.deterministic else ", deterministic=False"
+        )
 
     def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
+
+    def cardinality(self) -> int:
+        return self.parents[0].cardinality()  # the shares partition the parent's elements
 
     def iterator(self, ctx: Context) -> RunOnIterator:
         return RunOnIterator(self, ctx)
@@ -135,7 +140,9 @@ class RunOnIterator(NodeIterator):
         except self.ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             error = cause if isinstance(cause, BaseException) else exc
-            error.add_note(f"headrace: raised on the Ray worker of share {j} of {len(self.lanes)} in {self.name}")
+            error.add_note(
+                f"headrace: raised on the Ray worker of share {j} of {len(self.lanes)} in {self.name}"
+            )
             raise error from None
         lane.state, lane.skip = lane.resume
         lane.chunk, lane.consumed = elements, 0
@@ -168,7 +175,7 @@ class RunOnIterator(NodeIterator):
                 if self._fill(j):
                     return self._serve(lanes[j])
             raise StopIteration
-        for j, lane in enumerate(lanes):  # the chunk in hand first, then whatever is ready
+        for lane in lanes:  # the chunk in hand first, then whatever is ready
             if not lane.done and lane.consumed < len(lane.chunk):
                 return self._serve(lane)
         while True:
@@ -201,9 +208,16 @@ class RunOnIterator(NodeIterator):
         for j, lane in enumerate(self.lanes):
             if lane.actor is None:  # exhausted: a fresh actor at the end of the epoch resets like the old one
                 self._start(j)
-            refs.append(lane.actor.reset.remote())  # runs after the calls in flight, whose replies are dropped
-        for lane, ref in zip(self.lanes, refs):
-            state = self.ray.get(ref)
+            refs.append(
+                lane.actor.reset.remote()
+            )  # runs after the calls in flight, whose replies are dropped
+        for j, (lane, ref) in enumerate(zip(self.lanes, refs)):
+            try:
+                state = self.ray.get(ref)
+            except self._died:  # died since its last reply: a new one from there resets the same way
+                self._stop(lane)
+                self._start(j)
+                state = self.ray.get(lane.actor.reset.remote())
             lane.pending.clear()
             lane.state, lane.skip, lane.resume = state, 0, (state, 0)
             lane.chunk, lane.consumed, lane.done, lane.restarts = [], 0, False, 0
@@ -226,7 +240,9 @@ class RunOnIterator(NodeIterator):
                 and saved["skip"] >= 0
                 and isinstance(saved["done"], bool)
             ):
-                raise CheckpointError(f"{self.name}: shares[{j}] of the saved state is not a share's state: {saved!r}")
+                raise CheckpointError(
+                    f"{self.name}: shares[{j}] of the saved state is not a share's state: {saved!r}"
+                )
             lanes.append(_Lane(saved["state"], saved["skip"], saved["done"]))
         for lane in self.lanes:
             if lane.actor is not None:
@@ -234,7 +250,11 @@ class RunOnIterator(NodeIterator):
         self.lanes, self.turn = lanes, turn
 
     def counters(self) -> dict:
-        return {**super().counters(), "workers": len(self.lanes), "restarts": sum(lane.restarts for lane in self.lanes)}
+        return {
+            **super().counters(),
+            "workers": len(self.lanes),
+            "restarts": sum(lane.restarts for lane in self.lanes),
+        }
 
     def close(self) -> None:
         if self.closed:

@@ -68,6 +68,7 @@ class SampleFromDatasetsNode(Node):
     """
 
     op = "sample_from_datasets"
+    reorders = True
 
     def __init__(
         self,

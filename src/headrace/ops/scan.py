@@ -20,6 +20,7 @@ class ScanNode(Node):
     """
 
     op = "scan"
+    calls_user_function = True
 
     def __init__(self, parent: Node, initial_state: Any, scan_func: Callable, name: str | None = None):
         if not callable(scan_func):

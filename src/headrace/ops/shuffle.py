@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.args import boolean, integer
+from ..core.counters import buffer_nbytes
 from ..core.errors import check
 from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, perf_ns, resolve_seed
 from ..core.state import encode_element
@@ -22,6 +23,7 @@ class ShuffleNode(Node):
     """
 
     op = "shuffle"
+    reorders = True
 
     def __init__(
         self,
@@ -171,6 +173,16 @@ class ShuffleIterator(NodeIterator):
         self._start_epoch(epoch, draws)
         self.exhausted = exhausted
         self.buffer = buffer
+
+    def counters(self) -> dict:
+        out = super().counters()
+        buffer = self.buffer
+        out.update(
+            buffered=len(buffer),
+            buffer_capacity=self.node.buffer_size,
+            buffer_bytes=buffer_nbytes(buffer),
+        )
+        return out
 
 
 class IndexShuffleIterator(NodeIterator):

@@ -17,6 +17,7 @@ class TakeWhileNode(Node):
     element is dropped). Tuple elements are unpacked into arguments; cardinality is unknown."""
 
     op = "take_while"
+    calls_user_function = True
 
     def __init__(self, parent: Node, predicate: Callable, name: str | None = None):
         if not callable(predicate):

@@ -16,10 +16,6 @@ CHEAP_CALL_SECONDS = 30e-6
 #: a shuffle buffer above this many bytes is worth shrinking
 LARGE_BUFFER_BYTES = 256 * 2**20
 
-_USER_FUNCTION_OPS = {"map", "filter", "flat_map", "interleave", "scan", "take_while", "group_by_window"}
-_SOURCE_OPS = {"tfrecord", "from_generator", "list_files"}
-_RANDOM_OPS = {"shuffle", "sample_from_datasets", "global_shuffle"}
-
 
 @dataclass
 class Diagnosis:
@@ -78,11 +74,12 @@ def _stage_advice(stats: Stats, stage: StageStats) -> list[str]:
     advice = []
     per_call = stage.seconds_per_element
     downstream_ops = [s.op for s in _downstream(stats, stage)]
-    if stage.op in _USER_FUNCTION_OPS:
+    if stage.calls_user_function:
         gil = gil_bound(stats, stage)
         if gil is not None:
             advice.append(f"{stage.name} {gil}: pass executor='process' to run it in worker processes.")
-        elif stage.parallelism <= 1:
+        elif stage.parallelism <= 1 and "tuned" not in stage.extra:
+            # an AUTOTUNE stage the tuner kept at one worker has its reason under "Autotuned"
             advice.append(
                 f"Run {stage.name} in parallel: pass num_parallel_calls=hr.AUTOTUNE (or the number of cores); "
                 f"it spends {_micro(per_call)} per element on one worker."
@@ -97,13 +94,12 @@ def _stage_advice(stats: Stats, stage: StageStats) -> list[str]:
                 f"Each call of {stage.name} costs only {_micro(per_call)}, so Python's per-call overhead dominates: "
                 "batch before this map and write the function over whole batches (vectorise it with numpy)."
             )
-        upstream_ops = {s.op for s in _upstream(stats, stage)}
-        if not upstream_ops & _RANDOM_OPS and "shuffle" not in (stage.op,):
+        if not stage.reorders and not any(s.reorders for s in _upstream(stats, stage)):
             advice.append(
                 f"If the data fits in memory (or on local disk) and you train for more than one epoch, add "
                 f".cache() right after {stage.name}: later epochs then skip it and everything before it."
             )
-    elif stage.op in _SOURCE_OPS or not stage.inputs:
+    elif stage.reads_input or not stage.inputs:
         advice.append(
             f"Reading in {stage.name} is the slowest part: read several files at once with "
             "interleave(..., num_parallel_calls=hr.AUTOTUNE) or TFRecordDataset(..., num_parallel_reads=hr.AUTOTUNE), "
@@ -127,18 +123,18 @@ def _memory_advice(stats: Stats) -> list[str]:
         if not shuffle.buffer_bytes or shuffle.buffer_bytes < LARGE_BUFFER_BYTES:
             continue
         for stage in _upstream(stats, shuffle):
-            grows = stage.bytes_in_per_element and stage.bytes_out_per_element
-            if stage.op == "map" and grows and stage.bytes_out_per_element > 2 * stage.bytes_in_per_element:
-                factor = stage.bytes_out_per_element / stage.bytes_in_per_element
+            size_in, size_out = stage.bytes_in_per_element, stage.bytes_out_per_element
+            if stage.op == "map" and size_in and size_out and size_out > 2 * size_in:
+                factor = size_out / size_in
                 advice.append(
                     f"{shuffle.name} holds {shuffle.buffer_bytes / 2**20:,.0f} MiB because {stage.name} makes elements "
                     f"{factor:.1f}x larger before it: move that map after the shuffle to cut the buffer's memory "
                     f"about {factor:.0f}x."
                 )
         for stage in _downstream(stats, shuffle):
-            shrinks = stage.bytes_in_per_element and stage.bytes_out_per_element
-            if stage.op == "map" and shrinks and stage.bytes_out_per_element * 2 < stage.bytes_in_per_element:
-                factor = stage.bytes_in_per_element / stage.bytes_out_per_element
+            size_in, size_out = stage.bytes_in_per_element, stage.bytes_out_per_element
+            if stage.op == "map" and size_in and size_out and size_out * 2 < size_in:
+                factor = size_in / size_out
                 advice.append(
                     f"{shuffle.name} holds {shuffle.buffer_bytes / 2**20:,.0f} MiB of elements that {stage.name} later "
                     f"shrinks {factor:.1f}x: move that map before the shuffle to cut the buffer's memory."

@@ -6,6 +6,7 @@ import argparse
 import os
 import runpy
 import sys
+from typing import Any
 
 from .. import iterator as iterator_module
 from .record import record_calls
@@ -26,7 +27,7 @@ def _profile(args: argparse.Namespace) -> int:
         iterator_module.iterator_hooks.remove(seen.append)
     # Iterators are kept alive until the script ends so their counters can be read; one report per
     # pipeline, from its busiest iterator.
-    busiest: dict[str, object] = {}
+    busiest: dict[str, Any] = {}
     for it in seen:
         key = it.node.signature()
         if it.produced and (key not in busiest or it.produced > busiest[key].produced):
@@ -44,7 +45,9 @@ def _profile(args: argparse.Namespace) -> int:
         print(f"report with plots: open {html} in a browser")
         print(f"trace: drag {trace} onto https://ui.perfetto.dev or chrome://tracing")
     if busiest:
-        print(f"TensorBoard: tensorboard --logdir {os.path.join(args.out, 'tensorboard')} (Scalars, Profile tabs)")
+        print(
+            f"TensorBoard: tensorboard --logdir {os.path.join(args.out, 'tensorboard')} (Scalars, Profile tabs)"
+        )
     for it in seen:
         it.close()
     return exit_code

@@ -58,9 +58,8 @@ def _slice_events(stats: Stats, tids: dict[int, int]) -> list[dict]:
     for stage in stats.stages:
         consumer = by_stage.get(stage.index, [])
         for child in stage.inputs:
-            produced = by_stage.get(child, [])
             position = 0
-            for thread, start, end in produced:
+            for thread, start, end in by_stage.get(child, []):
                 while position < len(consumer) and consumer[position][2] < end:
                     position += 1
                 if position == len(consumer) or flows >= MAX_FLOWS:

@@ -42,6 +42,9 @@ class StageStats:
     one_time_seconds: float = 0.0
     cpu_seconds: float | None = None
     gil_held_fraction: float | None = None
+    calls_user_function: bool = False
+    reorders: bool = False
+    reads_input: bool = False
 
     @property
     def seconds_per_element(self) -> float:
@@ -54,6 +57,9 @@ _KNOWN = {
     "first_call_seconds",
     "first_call_produced",
     "cpu_seconds",
+    "calls_user_function",
+    "reorders",
+    "reads_input",
     "gil_held_fraction",
     "name",
     "op",
@@ -113,7 +119,7 @@ class Stats:
         self.stages: list[StageStats] = []
         index_of: dict[int, int] = {}
         walk = [(iterator.root, 0)]
-        order = []
+        order: list[tuple[Any, int]] = []
         while walk:
             it, depth = walk.pop()
             index_of[id(it)] = len(order)
@@ -135,6 +141,9 @@ class Stats:
                 one_time_seconds=one_time,
                 cpu_seconds=counters.get("cpu_seconds"),
                 gil_held_fraction=counters.get("gil_held_fraction"),
+                calls_user_function=bool(counters.get("calls_user_function", False)),
+                reorders=bool(counters.get("reorders", False)),
+                reads_input=bool(counters.get("reads_input", False)),
                 parallelism=int(counters.get("parallelism", 1) or 1),
                 executor=str(counters.get("executor", "inline")),
                 input_wait_seconds=float(counters.get("input_wait_seconds", 0.0)),
@@ -154,11 +163,9 @@ class Stats:
         if log is not None:
             origin = iterator.created_ns
             for key, thread, start, end, produced in list(log):
-                index = index_of.get(key)
-                if index is not None and start >= origin:
-                    self.slices.append(
-                        (index, thread, (start - origin) / 1e9, (end - origin) / 1e9, produced)
-                    )
+                slot = index_of.get(key)
+                if slot is not None and start >= origin:
+                    self.slices.append((slot, thread, (start - origin) / 1e9, (end - origin) / 1e9, produced))
         self._diagnosis: Diagnosis | None = None
         tuner = getattr(iterator, "tuner", None)
         self._tuned_config = tuner.config() if tuner is not None and tuner.stages else {}

@@ -101,7 +101,8 @@ def write_tensorboard(stats: Stats, logdir: str, run: str | None = None) -> dict
     """Write the trace and the scalars of ``stats`` under ``logdir``; returns both paths.
 
     Scalars are one point per timeline sample (step = elements handed to the consumer):
-    ``pipeline/elements_per_second``, ``pipeline/wait_fraction`` and ``busy/<stage>``.
+    ``pipeline/elements_per_second``, ``pipeline/wait_fraction`` and ``busy/<stage>`` (the share of
+    its workers' time the stage was busy); one point per whole run under ``run/``.
     """
     run = run or time.strftime("%Y_%m_%d_%H_%M_%S")
     trace_dir = os.path.join(logdir, "plugins", "profile", run)
@@ -114,7 +115,13 @@ def write_tensorboard(stats: Stats, logdir: str, run: str | None = None) -> dict
     with ScalarWriter(logdir) as writer:
         rates = dict(timeline.rates())
         waits = dict(timeline.wait_fractions())
-        busy = {s.name: dict(timeline.stage_series(s.index, 1)) for s in stats.stages}
+        busy = {}
+        for stage in stats.stages:  # busy seconds per second over the workers in use then: a share
+            workers = dict(timeline.stage_series(stage.index, 3))
+            busy[stage.name] = {
+                t: min(1.0, value / max(workers.get(t, 1.0), 1.0))
+                for t, value in timeline.stage_series(stage.index, 1)
+            }
         for sample in timeline.samples[1:]:
             t = sample.seconds
             scalars = {}

@@ -47,7 +47,7 @@ class Timeline:
         for a, b in zip(self.samples, self.samples[1:]):
             dt = b.seconds - a.seconds
             if dt > 0:
-                out.append((b.seconds, min(1.0, (b.wait_seconds - a.wait_seconds) / dt)))
+                out.append((b.seconds, min(1.0, max(0.0, (b.wait_seconds - a.wait_seconds) / dt))))
         return out
 
     def stage_series(self, index: int, what: int) -> list[tuple[float, float]]:

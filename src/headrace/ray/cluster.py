@@ -25,7 +25,9 @@ def _probe(address: str) -> None:
         return  # ray:// clients and "auto" are resolved by Ray itself
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
-        raise InvalidArgumentError(f"ray address {address!r} is not HOST:PORT (e.g. 127.0.0.1:6379) or 'auto'")
+        raise InvalidArgumentError(
+            f"ray address {address!r} is not HOST:PORT (e.g. 127.0.0.1:6379) or 'auto'"
+        )
     import socket  # noqa: PLC0415
 
     try:

@@ -194,7 +194,9 @@ class TFRecordDatasink:
                             if set(row) == {RECORD_COLUMN}:
                                 writer.write(bytes(row[RECORD_COLUMN]))
                             else:
-                                writer.write(serialize_example({k: _example_value(v) for k, v in row.items()}))
+                                writer.write(
+                                    serialize_example({k: _example_value(v) for k, v in row.items()})
+                                )
                     writer.close(sync=local)
                     if local:
                         publish_file(target, final)

@@ -18,6 +18,14 @@ class PipelineWorker:
 
     def __init__(self, share: Node, options: Options | None, state: dict | None, skip: int):
         self.iterator = share.iterator(Context(options))
+        # Applied by the first call, not here: an error in a constructor kills the actor, which the
+        # trainer would take for a dead node; raised by a call, it reaches the trainer as itself.
+        self.start: tuple[dict | None, int] | None = (state, skip)
+
+    def _started(self) -> None:
+        if self.start is None:
+            return
+        (state, skip), self.start = self.start, None
         if state is not None:
             self.iterator.set_state(state)
         while skip > 0:
@@ -28,6 +36,7 @@ class PipelineWorker:
 
     def next_chunk(self, n: int) -> tuple[list, dict, bool]:
         """Up to ``n`` elements, the state after them, and whether the share is exhausted."""
+        self._started()
         try:
             elements = self.iterator.next_chunk(n)
         except StopIteration:
@@ -36,6 +45,7 @@ class PipelineWorker:
 
     def reset(self) -> dict:
         """Start the next epoch; returns the state at its start."""
+        self._started()
         self.iterator.reset()
         return self.iterator.get_state()
 
@@ -57,5 +67,11 @@ def worker_class(ray: Any, cpus: float) -> Any:
 
 def died_errors(ray: Any) -> tuple[type[BaseException], ...]:
     """Ray errors that mean the worker or its node is gone (its share is re-run), not a user error."""
-    names = ("RayActorError", "ActorUnavailableError", "ObjectLostError", "WorkerCrashedError", "NodeDiedError")
+    names = (
+        "RayActorError",
+        "ActorUnavailableError",
+        "ObjectLostError",
+        "WorkerCrashedError",
+        "NodeDiedError",
+    )
     return tuple(getattr(ray.exceptions, name) for name in names if hasattr(ray.exceptions, name))

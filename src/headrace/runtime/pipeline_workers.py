@@ -17,7 +17,6 @@ import itertools
 import os
 import pickle
 import selectors
-import sys
 import warnings
 import weakref
 from collections import deque
@@ -30,7 +29,7 @@ from . import shutdown as registry
 from .pool import WorkerProcess, get_pool, processes_unavailable
 from .processes import WorkerDied, decode_result, unpack_error
 from .shm import cleanup, dump, load, segment_prefix
-from .worker import BAD_MESSAGE, INIT_FAILED
+from .worker import BAD_MESSAGE, INIT_FAILED, where
 
 CHUNK_SECONDS = 0.005  # work per chunk: a message and a state snapshot spread over this much
 MAX_CHUNK = 512
@@ -149,7 +148,7 @@ class ParallelizeIterator(NodeIterator):
         workers = self._workers
         registry.register(workers)
         workers.prefix = segment_prefix(os.getpid(), f"p{next(_serials)}")
-        path = list(sys.path)
+        path = where()
         jobs = []
         for index in range(self.count):
             try:

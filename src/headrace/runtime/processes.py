@@ -21,7 +21,6 @@ import os
 import pickle
 import selectors
 import signal
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +30,7 @@ from ..core.node import perf_ns
 from . import shutdown as registry
 from .pool import WorkerProcess, get_pool
 from .shm import SegmentWriter, cleanup, discard, dump, load, segment_prefix
-from .worker import BAD_MESSAGE, INIT_FAILED
+from .worker import BAD_MESSAGE, INIT_FAILED, where
 
 CHUNK_SECONDS = 0.004  # work per chunk: enough to amortise a message, small enough to balance
 MAX_CHUNK = 256
@@ -138,7 +137,7 @@ class ProcessExecutor:
         self.processes = get_pool().acquire(self.workers)
         self.outstanding = [set() for _ in self.processes]
         self.chunks = [0] * len(self.processes)
-        path = list(sys.path)
+        path = where()
         for index, worker in enumerate(self.processes):
             job = ("map", self.payload, path, f"{self.prefix}w{index}-")
             try:

@@ -3,9 +3,9 @@
 A worker serves one *job* at a time and then goes back to its pool for the next, so a later epoch or
 a new pipeline reuses it:
 
-- ``("map", function, sys_path, prefix)``: then ``("tasks", [(task, rng_key, element), ...])``
+- ``("map", function, where, prefix)``: then ``("tasks", [(task, rng_key, element), ...])``
   chunks, each answered by one ``("done", [(task, ok, busy_ns, payload), ...])``;
-- ``("pipeline", node, options, iteration, sys_path, prefix)``: a whole pipeline (``parallelize``),
+- ``("pipeline", node, options, iteration, where, prefix)``: a whole pipeline (``parallelize``),
   then ``("pull", generation, count, seconds)`` answered by ``("chunk", generation, items, state,
   ended, busy_ns)``, and ``("set_state", generation, state)``, ``("reset", generation)``;
 - ``("end",)`` finishes the job.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import faulthandler
 import itertools
+import os
 import pickle
 import signal
 import sys
@@ -34,6 +35,14 @@ from .shm import SegmentWriter, cleanup, dump, load
 
 INIT_FAILED = "init_failed"  # answer when the job (function or pipeline) cannot be loaded
 BAD_MESSAGE = "bad_message"  # answer when a message cannot be decoded
+
+
+def where() -> tuple[list[str], str]:
+    """The parent's import path and working directory, sent with every job (``where``). A worker
+    starts in ``/`` (nothing in the user's folder may shadow numpy while it boots), then runs each job
+    where the parent is, as threads would: relative file names in user functions, and modules beside
+    a script fed on stdin (``""`` on ``sys.path``), resolve as they do in the parent."""
+    return list(sys.path), os.getcwd()
 
 
 def pack_error(exc: BaseException) -> tuple[bytes | None, str, str, str]:
@@ -88,7 +97,11 @@ def serve(sock: Any) -> None:
                 continue
             if job[0] == "end":
                 continue
-            sys.path[:] = job[-2]
+            sys.path[:], cwd = job[-2]
+            try:
+                os.chdir(cwd)
+            except OSError:  # the parent's folder is gone: relative names fail as they would there
+                pass
             writer = SegmentWriter(job[-1])
             prefixes.add(writer.prefix)
             run = _map_job if job[0] == "map" else _pipeline_job

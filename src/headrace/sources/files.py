@@ -62,6 +62,7 @@ class ListFilesNode(TensorSlicesNode):
     """The sorted matches of ``file_pattern``, found once when the dataset is built (as in tf.data)."""
 
     op = "list_files"
+    reads_input = True
 
     def __init__(self, file_pattern: Any, storage_options: dict | None = None):
         storage_options = check_storage_options(storage_options, "list_files")

@@ -100,6 +100,7 @@ class GeneratorNode(Node):
     """
 
     op = "from_generator"
+    reads_input = True
 
     def __init__(
         self,

@@ -85,6 +85,7 @@ class TFRecordNode(Node):
     yielding path strings."""
 
     op = "tfrecord"
+    reads_input = True
 
     def __init__(
         self,
