@@ -74,23 +74,48 @@ def timed(method: _M) -> _M:
     if getattr(method, "_headrace_timed", False):
         return method
 
-    @functools.wraps(method)
-    def wrapper(self: Any, *args: Any) -> Any:
-        if self.timing:
-            return method(self, *args)
-        self.timing = True
-        start = _perf_ns()
-        try:
-            return method(self, *args)
-        finally:
-            end = _perf_ns()
-            self.inclusive_ns += end - start
-            self.timing = False
-            if call_log is not None:
-                call_log.append((id(self), _get_ident(), start, end, self.produced))
-            if not self.first_call_ns:
-                self.first_call_ns = max(1, exclusive_ns(self))
-                self.first_call_produced = self.produced
+    def rare(self: Any, start: int, end: int) -> None:
+        """What only some calls do: log the slice, keep the first call's time."""
+        if call_log is not None:
+            call_log.append((id(self), _get_ident(), start, end, self.produced))
+        if not self.first_call_ns:
+            self.first_call_ns = max(1, exclusive_ns(self))
+            self.first_call_produced = self.produced
+
+    # Two shapes, so the per-element path packs no argument tuple (this runs on every call).
+    if method.__name__ == "__next__":
+
+        @functools.wraps(method)
+        def wrapper(self: Any, _clock: Callable[[], int] = _perf_ns) -> Any:
+            if self.timing:
+                return method(self)
+            self.timing = True
+            start = _clock()
+            try:
+                return method(self)
+            finally:
+                end = _clock()
+                self.inclusive_ns += end - start
+                self.timing = False
+                if call_log is not None or not self.first_call_ns:
+                    rare(self, start, end)
+
+    else:
+
+        @functools.wraps(method)
+        def wrapper(self: Any, *args: Any) -> Any:
+            if self.timing:
+                return method(self, *args)
+            self.timing = True
+            start = _perf_ns()
+            try:
+                return method(self, *args)
+            finally:
+                end = _perf_ns()
+                self.inclusive_ns += end - start
+                self.timing = False
+                if call_log is not None or not self.first_call_ns:
+                    rare(self, start, end)
 
     wrapper._headrace_timed = True  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
