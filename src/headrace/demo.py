@@ -7,6 +7,7 @@
 3. Print epoch times, the speed-up, how long the training loop waited, and headrace's bottleneck report
    for each pipeline.
 4. Checkpoint mid-epoch, restore into a fresh iterator, and check against an uninterrupted run.
+5. Train a PyTorch model from the same pipeline through ``headrace.torch`` (when torch is installed).
 """
 
 from __future__ import annotations
@@ -184,7 +185,9 @@ def run_demo(quick: bool = False) -> int:
             f"(an epoch cannot be faster than the simulated accelerator: "
             f"{num_images / BATCH_SIZE * STEP_SECONDS:.2f} s)"
         )
-        return 0 if checkpoint_check(pattern) else 1
+        resumed = checkpoint_check(pattern)
+        torch_loop(pattern)
+        return 0 if resumed else 1
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -208,3 +211,25 @@ def checkpoint_check(pattern: str) -> bool:
         f"uninterrupted one: {same}"
     )
     return same
+
+
+def torch_loop(pattern: str) -> None:
+    """The same optimised pipeline feeding a PyTorch training loop through ``headrace.torch`` (skipped
+    when torch is not installed: ``pip install 'headrace[torch]'``)."""
+    try:
+        import torch  # noqa: F401, PLC0415 (optional)
+    except ImportError:
+        print(
+            "\nPyTorch is not installed: skipping the PyTorch training loop (pip install 'headrace[torch]')"
+        )
+        return
+    from .demo_torch import train  # noqa: PLC0415 (imports torch)
+
+    start = time.perf_counter()
+    result = train(optimised_pipeline(pattern), num_classes=NUM_CLASSES, epochs=1)
+    print(
+        f"\nPyTorch loop fed through headrace.torch.to_torch: {result['batches_per_epoch']} batches in "
+        f"{time.perf_counter() - start:.1f} s, loss {result['losses'][-1]:.3f}, waited "
+        f"{result['data_wait_seconds'][-1]:.2f} s for data; a mid-epoch state_dict resumes exactly: "
+        f"{result['resumed_exactly']}"
+    )

@@ -165,6 +165,11 @@ def test_convert_killed_anywhere_never_publishes_a_partial_set_and_its_workers_d
             refused += 1
         else:
             assert seen in ([], expected), f"trial {trial}: a partial conversion was readable"
+        # A worker of the killed run takes a moment to notice its parent died; a temporary it is still
+        # writing is reclaimed by the first run that starts after it has gone (this one, once it has).
+        exiting = time.monotonic() + 5
+        while time.monotonic() < exiting and not all(gone(p) for p in orphans):
+            time.sleep(0.02)
         paths = convert_module.convert(array_source, prefix, num_shards=6, workers=2)  # resume
         assert sorted(bytes(r) for r in hr.TFRecordDataset(paths)) == expected
         assert not temporaries(tmp_path / "out"), f"trial {trial}: left {temporaries(tmp_path / 'out')}"

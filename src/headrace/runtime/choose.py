@@ -272,6 +272,9 @@ def decide(
             f"while one call ran, native threads used {own_threads:.1f}x its CPU (map_func has its own "
             "threads, e.g. BLAS or a threaded decoder): processes would compete with them for the cores",
             **measured,
+            # Seen on the solo calls only when there were too few elements for the pairs: a busy moment
+            # of another thread can look like this, so a short first epoch does not settle it.
+            final=gil is not None,
         )
     if gil is None:
         return Choice("thread", "too few elements to measure two calls at once", **measured, final=False)
