@@ -129,7 +129,9 @@ def _encode_leaf(element: Any, where: str) -> Any:
     if isinstance(element, bytes):
         return {"b": base64.b64encode(element).decode("ascii")}
     # np.float64 and np.str_ subclass float and str: they go below, or a restore would lose their dtype.
-    if (isinstance(element, (bool, int, float, str)) and not isinstance(element, np.generic)) or element is None:
+    if (
+        isinstance(element, (bool, int, float, str)) and not isinstance(element, np.generic)
+    ) or element is None:
         return {"p": element}
     if isinstance(element, (np.ndarray, np.generic)):
         array = np.asarray(element)
