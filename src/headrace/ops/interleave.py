@@ -101,7 +101,7 @@ class InterleaveNode(Node):
         calls = self.cycle_length if self.num_parallel_calls == AUTOTUNE else self.num_parallel_calls
         if calls is None or calls <= 1 or ctx.probe:
             return InterleaveIterator(self, self.parents[0].iterator(ctx), ctx)
-        from ..runtime.parallel_interleave import ParallelInterleaveIterator  # noqa: PLC0415 (threads on demand)
+        from .interleave_parallel import ParallelInterleaveIterator  # noqa: PLC0415 (threads on demand)
 
         deterministic = ctx.options.deterministic if self.deterministic is None else self.deterministic
         return ParallelInterleaveIterator(

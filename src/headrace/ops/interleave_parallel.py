@@ -11,8 +11,8 @@ Slots open one at a time, when the cycle reaches them (the serial order of ``map
 then read ahead concurrently. Checkpoints stay exact: each slot's state is its sub-iterator's state
 after the last element handed out (plus, rarely, elements it read ahead but did not hand out).
 
-Unlike other runtime modules this one imports an op: it extends the serial interleave iterator, and
-is only imported by ``ops/interleave.py`` when a parallel interleave is built.
+Part of the interleave op, not of ``runtime/`` (which never imports ops): it extends the serial
+interleave iterator, and ``ops/interleave.py`` imports it only when a parallel interleave is built.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 from ..core.errors import CheckpointError
 from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
 from ..core.state import StateFields, encode_element
-from ..ops.interleave import InterleaveIterator
-from .producer import BufferedIterator
+from ..runtime.producer import BufferedIterator
+from .interleave import InterleaveIterator
 
 OWED = "headrace_read_ahead"  # key of a slot state that carries elements read ahead
 

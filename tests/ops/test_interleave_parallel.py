@@ -10,7 +10,7 @@ import time
 import pytest
 
 import headrace as hr
-from headrace.runtime.parallel_interleave import ParallelInterleaveIterator
+from headrace.ops.interleave_parallel import ParallelInterleaveIterator
 from tests.helpers.checkpoint import check_checkpoints
 
 pytestmark = pytest.mark.timeout(60)
