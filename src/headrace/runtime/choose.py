@@ -201,15 +201,18 @@ def probe(
     except Exception as exc:  # noqa: BLE001
         return decide(workers, cpus, unpicklable=f"{type(exc).__name__}: {exc}"), outcomes
     solo: list[Timing] = []
-    helpers = 0.0  # CPU of the call's own native threads per CPU of the call: BLAS, threaded decoders
+    # CPU of the call's own native threads per CPU of the call (BLAS, threaded decoders). The least over
+    # the solo calls: a function with its own threads shows them in every call, while another thread
+    # of this process that happens to be busy during one call (a prefetch, a client library) must not
+    # be mistaken for them.
+    helpers = float("inf")
     for call in calls[:SOLO_CALLS]:
         outcome, timing, native_cpu = _solo(call)
         outcomes.append(outcome)
         solo.append(timing)
         if not outcome[0]:
             return decide(workers, cpus, failed=True), outcomes
-        if native_cpu is not None:
-            helpers = max(helpers, native_cpu / max(timing.cpu_ns, 1))
+        helpers = min(helpers, native_cpu / max(timing.cpu_ns, 1) if native_cpu is not None else 0.0)
     best = min(solo, key=lambda t: t.cpu_ns)
     cpu, wall = best.cpu_ns / 1e9, (best.wall_ns - best.delay_ns) / 1e9
     if helpers > OWN_THREADS:
@@ -272,9 +275,6 @@ def decide(
             f"while one call ran, native threads used {own_threads:.1f}x its CPU (map_func has its own "
             "threads, e.g. BLAS or a threaded decoder): processes would compete with them for the cores",
             **measured,
-            # Seen on the solo calls only when there were too few elements for the pairs: a busy moment
-            # of another thread can look like this, so a short first epoch does not settle it.
-            final=gil is not None,
         )
     if gil is None:
         return Choice("thread", "too few elements to measure two calls at once", **measured, final=False)
