@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from ..core.node import perf_ns
 MIN_PROCESS_CALL_SECONDS = 200e-6
 PROCESS_COST_SECONDS = 50e-6  # the parent's share of sending one element to a process and back
 PROCESS_GAIN = 1.5  # processes must be estimated this much faster than threads: a large, robust gain
+BACKGROUND_SECONDS = 0.003  # before each solo call: how busy unrelated native threads are
 SOLO_CALLS = 2  # the first call often pays one-time costs (imports, kernels loading): the faster counts
 PAIRS = 3  # the probe is repeated; the median pair counts, so one disturbed pair cannot decide
 PROBE_ELEMENTS = SOLO_CALLS + 2 * PAIRS
@@ -140,17 +142,28 @@ def _python_threads_cpu_ns() -> int | None:
     return total
 
 
+def _native_cpu_ns() -> int | None:
+    """CPU time of this process's threads that Python does not know (None where /proc does not say)."""
+    python = _python_threads_cpu_ns()
+    return None if python is None else process_time_ns() - python
+
+
 def _solo(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing, int | None]:
     """The outcome, the thread's timing, and the CPU time that threads Python does not know (BLAS
     pools, threaded decoders) used meanwhile: the call's own helpers. Other pipeline stages' workers
-    are Python threads, so they do not count."""
-    process, python, start = process_time_ns(), _python_threads_cpu_ns(), _clocks()
+    are Python threads, so they do not count; native threads that were already busy before the call (a
+    client library's, such as Ray's or gRPC's) are measured over a short window first and subtracted."""
+    before, idle_from = _native_cpu_ns(), perf_ns()
+    time.sleep(BACKGROUND_SECONDS)
+    mid, idle_to = _native_cpu_ns(), perf_ns()
+    start = _clocks()
     outcome = _run(call)
     timing = _since(start)
-    after = _python_threads_cpu_ns()
-    if python is None or after is None:
+    after = _native_cpu_ns()
+    if before is None or mid is None or after is None:
         return outcome, timing, None
-    return outcome, timing, max(0, (process_time_ns() - process) - (after - python))
+    background = (mid - before) / max(idle_to - idle_from, 1) * timing.wall_ns
+    return outcome, timing, max(0, int((after - mid) - background))
 
 
 def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
