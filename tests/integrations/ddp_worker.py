@@ -57,6 +57,7 @@ def main() -> None:
     weights = [p.detach().numpy().ravel().tolist() for p in model.parameters()]
     with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
         json.dump({"seen": seen, "steps": steps, "weights": weights, "len": len(loader), "state": saved}, f)
+    dist.barrier()  # no rank tears down gloo while another still uses it (that aborts with SIGABRT)
     dist.destroy_process_group()
 
 
