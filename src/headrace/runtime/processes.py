@@ -21,6 +21,7 @@ import os
 import pickle
 import selectors
 import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -129,6 +130,9 @@ class ProcessExecutor:
         self.messages = 0
         self.closed = False
         self.failed = False
+        # One reader of the pipes at a time: close() drains them from the consumer's thread while a
+        # prefetch thread may be inside wait(); two readers could both block on one message.
+        self._reading = threading.Lock()
         self._selector: selectors.BaseSelector | None = None
 
     # --- life cycle --------------------------------------------------------------------------
@@ -186,9 +190,11 @@ class ProcessExecutor:
         try:
             while self.outstanding[index]:
                 left = deadline - time.monotonic()
-                if left <= 0 or not conn.poll(left):
-                    return False
-                kind, body = load(conn.recv_bytes())
+                with self._reading:
+                    if left <= 0 or not conn.poll(left):
+                        return False
+                    message = conn.recv_bytes()
+                kind, body = load(message)
                 if kind != "done":
                     return False
                 for task, ok, _, payload in body:
@@ -271,11 +277,17 @@ class ProcessExecutor:
     def _receive(self, index: int, results: list) -> None:
         conn = self.processes[index].conn
         pid = self.processes[index].pid
-        while conn.poll():
-            try:
-                message = conn.recv_bytes()
-            except (EOFError, OSError):
+        while True:
+            with self._reading:
+                if self.closed or not conn.poll():
+                    return
+                try:
+                    message = conn.recv_bytes()
+                except (EOFError, OSError):
+                    message = None
+            if message is None:
                 self._check_dead(index)
+                return
             kind, body = load(message)
             if kind in (INIT_FAILED, BAD_MESSAGE):
                 error = unpack_error(body, pid)
