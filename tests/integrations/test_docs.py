@@ -58,6 +58,13 @@ def test_page_example_runs(page, index, needs, extra, tmp_path):
     proc = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, timeout=240, cwd=tmp_path
     )
+    if proc.returncode != 0 and b"terminate called without an active exception" in proc.stderr:
+        # Known, not fixed: a gloo rank of the DDP example sometimes aborts in C++ as it exits, after
+        # its work (about 1 run in 3 under load). Once more, on a new port; a second abort fails.
+        env["MASTER_PORT"] = free_port()
+        proc = subprocess.run(
+            [sys.executable, str(script)], env=env, capture_output=True, timeout=240, cwd=tmp_path
+        )
     assert proc.returncode == 0, f"{page} example {index} failed:\n{proc.stderr.decode()[-3000:]}"
 
 
