@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.closures import freeze
+from ..core.elements import ElementsNode
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
 from ..core.node import (
@@ -26,52 +27,11 @@ from ..core.state import encode_element
 _MAX_PULL = 1024
 
 
-class WindowNode(Node):
-    """The elements of one window, as the dataset handed to ``reduce_func``."""
+class WindowNode(ElementsNode):
+    """The elements of one window, as the dataset handed to ``reduce_func`` (in-memory elements, as
+    ``core.elements.ElementsNode``; named ``window`` in descriptions)."""
 
     op = "window"
-
-    def __init__(self, elements: list):
-        super().__init__()
-        self.elements = elements
-
-    def describe_args(self) -> str:
-        return f"{len(self.elements)} elements"
-
-    def cardinality(self) -> int:
-        return len(self.elements)
-
-    def iterator(self, ctx: Context) -> WindowIterator:
-        return WindowIterator(self)
-
-
-class WindowIterator(NodeIterator):
-    state_keys = ("index",)
-
-    def __init__(self, node: WindowNode):
-        super().__init__(node)
-        self.index = 0
-
-    def next_chunk(self, n: int) -> list:
-        elements = self.node.elements
-        if self.index >= len(elements):
-            raise StopIteration
-        out = elements[self.index : self.index + n]
-        self.index += len(out)
-        self.produced += len(out)
-        return out
-
-    def __next__(self):
-        return self.next_chunk(1)[0]
-
-    def reset(self) -> None:
-        self.index = 0
-
-    def get_state(self) -> dict:
-        return {"index": self.index}
-
-    def set_state(self, state: dict) -> None:
-        self.index = self._check_state(state).int("index", high=len(self.node.elements))
 
 
 def scalar_int(value: Any, stage: str, what: str, position: int) -> int:
