@@ -2,6 +2,11 @@ import os
 
 import pytest
 
+# Servers the tests start bind 127.0.0.1 only. Ray would otherwise give its nodes the machine's
+# detected address (it reads this variable once, at import, and passes it on to every node and
+# worker it starts): with it off, Ray treats the machine as a single host and uses the loopback.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SHARED = os.path.normpath(os.path.join(_ROOT, "..", "shared", "golden"))
 # The files TensorFlow wrote (see golden/manifest.json): the shared folder when it is beside the repo,

@@ -41,9 +41,9 @@ from .core.options import Options
 from .core.spec import TensorShape, TensorSpec, string
 from .dataset import Dataset, TFRecordDataset
 from .iterator import Iterator
+from .ops.map import batch_safe
 from .readers import CsvDataset, FixedLengthRecordDataset, TextLineDataset
 from .recipes import shuffled_records
-from .tune.rewrite import batch_safe
 from .version import __version__
 
 __all__ = [

@@ -14,7 +14,7 @@ from .core.closures import check_pipeline
 from .core.elements import ElementsNode
 from .core.errors import InvalidArgumentError
 from .core.fingerprint import fingerprint as pipeline_fingerprint
-from .core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Node
+from .core.node import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Node
 from .core.options import Options
 from .io import saved
 from .iterator import Iterator
@@ -63,6 +63,12 @@ from .sources.tfrecord import TFRecordNode
 from .tune.rewrite import explain, optimise
 
 
+def _prefetch(node: Node) -> Node:
+    """The stage ``inject_prefetch`` adds at the end of a plan (given to the optimiser, which
+    builds no op itself)."""
+    return PrefetchNode(node, AUTOTUNE)
+
+
 def _node(value: Any, argument: str) -> Node:
     if isinstance(value, Dataset):
         return value.node
@@ -91,7 +97,7 @@ class Dataset:
     def __iter__(self) -> Iterator:
         check_pipeline(self.node)  # warn if a value a user function captured has changed since
         options = effective_options(self.node)
-        return Iterator(optimise(self.node, options).optimised, options)
+        return Iterator(optimise(self.node, options, _prefetch).optimised, options)
 
     def explain(self) -> str:
         """The pipeline as written, as it will run after the static rewrites, and why they differ.
@@ -109,7 +115,7 @@ class Dataset:
         - map(a) and map(b) fused into one stage: one call of overhead per element
         - take(-1) removed: it changes nothing
         """
-        return explain(self.node, effective_options(self.node))
+        return explain(self.node, effective_options(self.node), _prefetch)
 
     def as_numpy_iterator(self) -> Iterator:
         """Elements are numpy already; kept for tf.data compatibility."""
@@ -244,9 +250,10 @@ class Dataset:
         """
         if shuffle is not None and not isinstance(shuffle, bool):
             raise InvalidArgumentError(f"shuffle={shuffle!r} is not allowed: None (shuffled), True or False")
-        node: Node = ListFilesNode(file_pattern, storage_options)
+        files = ListFilesNode(file_pattern, storage_options)
+        node: Node = files
         if shuffle is None or shuffle:
-            node = ShuffleNode(node, max(node.length, 1), seed=seed, name=name)
+            node = ShuffleNode(files, max(files.length, 1), seed=seed, name=name)
         return Dataset(node)
 
     # --- transformations ---------------------------------------------------------------------------

@@ -40,7 +40,7 @@ def train(dataset: Dataset, num_classes: int, epochs: int = 2, learning_rate: fl
         for images, labels in loader:
             waited += time.perf_counter() - asked
             features = images.reshape(images.shape[0], -1).float()
-            if model is None:  # the input size is known from the first batch
+            if model is None or optimizer is None:  # the input size is known from the first batch
                 model = torch.nn.Linear(features.shape[1], num_classes).to(device)
                 optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate)
             loss = torch.nn.functional.cross_entropy(model(features), labels.long())

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
 import weakref
-from typing import Any
+from typing import Any, cast
 
-from .core.counters import busy_seconds
+from .core import counters
+from .core.counters import StageCounters, busy_seconds, sampled_stages, set_timed
 from .core.errors import CheckpointError
 from .core.fingerprint import pipeline_key
 from .core.node import Context, Node, NodeIterator, perf_ns
@@ -48,6 +50,14 @@ class Iterator:
         self.created_ns = perf_ns()
         self._root = node.iterator(Context(self.options))
         self._next = self._root.__next__
+        # Sampled stage timing (core/counters.py): every call is timed at first, then one call in
+        # about sample_one_in + 1; between them the stages run as their untimed twins.
+        self._sampled = sampled_stages(self._root)
+        self._timed_now = True
+        self._until_switch = counters.WARMUP_CALLS
+        self._wait_at_switch = 0
+        self._gap = 0
+        self._gaps = random.Random(id(self))
         self._signature = node.signature()
         # Taken before the first element, like the values a map captured: what a fresh process
         # rebuilding this pipeline would compute too.
@@ -83,6 +93,10 @@ class Iterator:
         return self
 
     def __next__(self) -> Any:
+        if self._until_switch:
+            self._until_switch -= 1
+        else:
+            self._switch_timing()
         start = perf_ns()
         try:
             element = self._next()
@@ -100,17 +114,39 @@ class Iterator:
                 self._next_tune_ns = now + int(self.tuner.next_interval() * 1e9)
         return element
 
+    def _switch_timing(self) -> None:
+        """At the start of a call, after a timed one: stay timed if that call was slow (timing costs
+        nothing there) or a trace is being recorded; else run untimed for a random gap. After the
+        gap, time this call, counting it for the gap too."""
+        every = counters.sample_one_in
+        if self._timed_now:
+            last_call_ns = self.wait_ns - self._wait_at_switch
+            self._wait_at_switch = self.wait_ns
+            if every <= 0 or counters.call_log is not None or last_call_ns >= counters.SLOW_CALL_NS:
+                return  # check again at the next call
+            set_timed(self._sampled, False)
+            self._timed_now = False
+            self._until_switch = self._gaps.randint(0, 2 * every - 2)  # this call and that many more
+            self._gap = self._until_switch + 1
+        else:
+            set_timed(self._sampled, True, weight=self._gap + 1)
+            self._timed_now = True  # this call is timed; the next one decides again
+            self._wait_at_switch = self.wait_ns
+        self._next = self._root.__next__
+
     def _sample(self, now: int) -> None:
         """Record counters for the timeline; called from next() at most once per interval."""
         if not self.first_element_ns and self.produced:
             self.first_element_ns = now
         stages = []
         for stage in self.stages():
+            stage.sample_bytes = True  # its next timed call measures an output element's size
             counters = stage.counters()  # once per stage: parallel stages gather theirs from workers
             stages.append(
                 (
                     stage.produced,
-                    busy_seconds(counters),
+                    # counters() is typed as a plain dict in core; its keys are StageCounters'.
+                    busy_seconds(cast(StageCounters, counters)),
                     counters.get("buffered", 0),
                     counters.get("parallelism", 1) or 1,
                 )
@@ -172,7 +208,8 @@ class Iterator:
                 f"  saved:   {saved[:300]}\n  this one: {self._signature[:300]}{hint}"
             )
         produced = fields.int("produced")
-        self._root.set_state(fields.dict("state"))
+        # fields.dict returns None only when optional=True; core types it as always optional.
+        self._root.set_state(cast(dict, fields.dict("state")))
         self.produced = produced
 
     def stages(self) -> list[NodeIterator]:

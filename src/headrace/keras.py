@@ -114,7 +114,7 @@ def install() -> None:
             return DatasetAdapter(x)
         return original(x, y, sample_weight, *args, **kwargs)
 
-    get_data_adapter.headrace_wrapped = original
+    get_data_adapter.headrace_wrapped = original  # type: ignore[attr-defined]  # a function attribute
     get_data_adapter.__doc__ = original.__doc__
     data_adapters.get_data_adapter = get_data_adapter
 

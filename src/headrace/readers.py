@@ -171,12 +171,13 @@ def _infer_dtype(texts: list[bytes], na_value: bytes) -> Any:
         return "string"
 
 
-def _csv_header_and_rows(path: str, field_delim: str, use_quote_delim: bool, rows: int) -> tuple:
+def _csv_header_and_rows(path: str, field_delim: str, use_quote_delim: bool, rows: int) -> list[list[bytes]]:
     import csv  # noqa: PLC0415
 
-    quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
     with open(path, newline="", encoding="latin-1") as file:
-        reader = csv.reader(file, delimiter=field_delim, quoting=quoting)
+        reader = csv.reader(
+            file, delimiter=field_delim, quoting=csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+        )
         out = []
         for row in reader:
             if row:

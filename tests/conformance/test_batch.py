@@ -48,7 +48,7 @@ def test_invalid_batch_size():
 
 @pytest.mark.xfail(
     reason="datasets as elements of a batch: numpy reads a Dataset (it has __len__/__iter__) as a "
-    "sequence; core/batching.py needs an object-array path for them",
+    "sequence; ops/support/batching.py needs an object-array path for them",
     strict=True,
 )
 def test_dataset():

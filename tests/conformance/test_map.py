@@ -41,9 +41,8 @@ def test_map_dataset():
     produces(_map_dataset(14), [squared(i) for _ in range(14) for i in range(7)])
 
 
-def test_map_dataset_multi_threaded():
-    # Eight threads share one iterator; together they see every element exactly once.
-    it = iter(_map_dataset(18))
+def drain_from_threads(it, threads):
+    """Elements of ``it`` read by ``threads`` threads sharing it under a lock, sorted by first component."""
     results, lock = [], threading.Lock()
 
     def consume():
@@ -55,12 +54,17 @@ def test_map_dataset_multi_threaded():
                     return
             results.append(element)
 
-    threads = [threading.Thread(target=consume) for _ in range(8)]
-    for t in threads:
+    workers = [threading.Thread(target=consume) for _ in range(threads)]
+    for t in workers:
         t.start()
-    for t in threads:
+    for t in workers:
         t.join()
-    results.sort(key=lambda e: int(e[0]))
+    return sorted(results, key=lambda e: int(e[0]))
+
+
+def test_map_dataset_multi_threaded():
+    # Eight threads share one iterator; together they see every element exactly once.
+    results = drain_from_threads(iter(_map_dataset(18)), 8)
     for i in range(7):
         for j in range(18):
             assert_same(results[i * 18 + j], squared(i))
@@ -79,24 +83,7 @@ def test_parallel_map_dataset(num_parallel_calls, buffer_size):
 @pytest.mark.parametrize(("num_parallel_calls", "buffer_size"), PARALLEL)
 def test_parallel_map_dataset_multi_threaded(num_parallel_calls, buffer_size):
     ds = D.from_tensor_slices(COMPONENTS).map(square3, num_parallel_calls=num_parallel_calls)
-    it = iter(ds.prefetch(buffer_size).repeat(18))
-    results, lock = [], threading.Lock()
-
-    def consume():
-        while True:
-            with lock:
-                try:
-                    element = next(it)
-                except StopIteration:
-                    return
-            results.append(element)
-
-    threads = [threading.Thread(target=consume) for _ in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    results.sort(key=lambda e: int(e[0]))
+    results = drain_from_threads(iter(ds.prefetch(buffer_size).repeat(18)), 16)
     assert len(results) == 7 * 18
     for i in range(7):
         for j in range(18):

@@ -84,7 +84,7 @@ def _fill_tuple(x):
         pytest.param(
             (-1, "<end>", None),
             marks=pytest.mark.xfail(
-                reason="a None inside padding_values for a dict component is refused (core/padding._up_to); "
+                reason="a None inside padding_values for a dict component is refused (ops/support/padding._up_to); "
                 "issue 12's padded_batch None item, helper C1",
                 strict=True,
             ),

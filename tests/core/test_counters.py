@@ -132,3 +132,146 @@ def test_shuffle_reports_the_bytes_its_buffer_holds():
     assert stage.buffered == 100 and stage.buffer_capacity == 100
     assert stage.buffer_bytes == 100 * 8000
     it.close()
+
+
+def _slow_true(*_):
+    time.sleep(0.002)
+    return True
+
+
+def _slow_dataset(x):
+    time.sleep(0.002)
+    return hr.Dataset.from_tensors(x)
+
+
+def _slow_generator():
+    for i in range(20):
+        time.sleep(0.002)
+        yield i
+
+
+# Stages that timed their user function by hand before the timing template: their time is still
+# theirs (exclusive of upstream), from the template alone. (stage name prefix, pipeline, slow calls)
+FORMERLY_SELF_TIMED = {
+    "filter": ("filter", lambda: hr.Dataset.range(20).filter(_slow_true), 20),
+    "take_while": ("take_while", lambda: hr.Dataset.range(20).take_while(_slow_true), 20),
+    "scan": ("scan", lambda: hr.Dataset.range(20).scan(0, lambda s, x: (s, _slow_true(x) and x)), 20),
+    "flat_map": ("flat_map", lambda: hr.Dataset.range(20).flat_map(_slow_dataset), 20),
+    "interleave": ("interleave", lambda: hr.Dataset.range(20).interleave(_slow_dataset, cycle_length=2), 20),
+    "map in chunks": ("map", lambda: hr.Dataset.range(20).map(slow).batch(5), 20),
+    "from_generator": (
+        "from_generator",
+        lambda: hr.Dataset.from_generator(_slow_generator, output_signature=hr.TensorSpec((), "int64")),
+        20,
+    ),
+    "group_by_window": (
+        "group_by_window",
+        lambda: hr.Dataset.range(20).group_by_window(
+            lambda x: _slow_true(x) and x % 2, lambda key, window: window.batch(5), window_size=5
+        ),
+        20,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORMERLY_SELF_TIMED))
+def test_the_template_books_a_stage_its_own_time(case):
+    prefix, make, calls = FORMERLY_SELF_TIMED[case]
+    stats = run(make()).stats()
+    stage = stats.stage(prefix)
+    assert stage.busy_seconds + stage.one_time_seconds >= 0.9 * calls * 0.002
+    others = sum(s.busy_seconds + s.one_time_seconds for s in stats.stages if s is not stage)
+    assert others < 0.5 * calls * 0.002  # ... and not to the stages around it
+
+
+def test_no_stage_times_itself():
+    # One mechanism for stage time: the template. Iterators keep no clock of their own.
+    import ast
+    from pathlib import Path
+
+    src = Path(hr.__file__).parent
+    offenders = [
+        f"{path.relative_to(src)}:{node.lineno}"
+        for path in sorted(src.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "self_ns"
+    ]
+    assert offenders == []
+    it = iter(hr.Dataset.range(3).map(slow))
+    list(it)
+    assert "self_seconds" not in it.root.counters() and not hasattr(it.root, "self_ns")
+
+
+# --- sampled timing: cheap calls are timed one in about sample_one_in + 1 --------------------------
+
+
+def _spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_cheap_calls_run_untimed_between_samples_and_estimates_stay_close():
+    spent = []
+
+    def work(x):
+        start = time.perf_counter()
+        _spin(20e-6)
+        spent.append(time.perf_counter() - start)
+        return x
+
+    it = iter(hr.Dataset.range(4000).map(work).filter(lambda x: True))
+    classes = set()
+    for _ in it:
+        classes.add(type(it.root) is it.root.untimed_class)
+    assert classes == {True, False}  # both timed and untimed calls happened
+    stage = it.stats().stage("map")
+    # The estimate stands for every call (each timed call counts for the gap before it): it is within
+    # a quarter of the time really spent in map_func (plus the stage's own overhead).
+    assert 0.75 * sum(spent) < stage.busy_seconds + stage.one_time_seconds < 1.5 * sum(spent)
+
+
+def test_sample_one_in_zero_times_every_call(monkeypatch):
+    monkeypatch.setattr(counters, "sample_one_in", 0)
+    it = iter(hr.Dataset.range(500).map(lambda x: x))
+    assert all(type(it.root) is it.root.timed_class for _ in it)
+    assert it.root.weight == 1
+
+
+def test_slow_calls_and_recordings_are_always_timed():
+    it = iter(hr.Dataset.range(40).map(slow))  # 2 ms per call: timing is a negligible share
+    assert all(type(it.root) is it.root.timed_class for _ in it)
+    with hr.profile.record_calls():
+        it = iter(hr.Dataset.range(300).map(lambda x: x))
+        assert all(type(it.root) is it.root.timed_class for _ in it)
+    assert len([s for s in it.stats().slices if s[0] == 0]) >= 300  # every call is a slice
+
+
+def test_stages_behind_a_thread_of_their_own_stay_timed():
+    it = iter(hr.Dataset.range(2000).map(lambda x: x, name="under").prefetch(2).map(lambda x: x, name="over"))
+    under = next(s for s in it.stages() if s.name == "map(under)")
+    assert under not in counters.sampled_stages(it.root)
+    seen = {type(under) is under.timed_class for _ in it}
+    assert seen == {True}
+
+
+def test_the_untimed_twin_is_the_same_class_for_every_other_purpose():
+    it = iter(hr.Dataset.range(3).map(lambda x: x))
+    stage = it.root
+    twin = stage.untimed_class
+    assert issubclass(twin, stage.timed_class) and twin.__name__ == stage.timed_class.__name__
+    counters.set_timed([stage], False)
+    assert isinstance(stage, stage.timed_class) and [int(x) for x in it] == [0, 1, 2]
+    assert not hasattr(twin.__next__, "_headrace_timed")
+
+
+def test_element_sizes_are_measured_now_and_then():
+    import numpy as np
+
+    it = iter(hr.Dataset.range(400).map(lambda x: np.zeros(100, np.float32)).batch(4).prefetch(8))
+    for _ in it:
+        time.sleep(0.0005)
+    stages = {s.op: s for s in it.stats().stages}
+    assert stages["map"].bytes_in_per_element == 8 and stages["map"].bytes_out_per_element == 400
+    assert stages["batch"].bytes_in_per_element == 400 and stages["batch"].bytes_out_per_element == 1600
+    assert stages["prefetch"].buffer_bytes is not None and stages["prefetch"].buffer_bytes % 1600 == 0

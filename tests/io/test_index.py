@@ -114,8 +114,8 @@ def test_random_access_in_a_compressed_file(tmp_path, golden_dir):
 
 def test_batched_random_reads_verify_crcs_and_name_the_damage(tmp_path):
     import headrace as hr
-    from headrace.core.permutation import IndexPermutation
     from headrace.io import write_shards
+    from headrace.ops.support.permutation import IndexPermutation
 
     records = [b"record-%03d" % i for i in range(500)]
     path = write_shards(records, str(tmp_path / "d"), num_shards=1)[0]

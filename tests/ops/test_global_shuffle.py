@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import headrace as hr
-from headrace.core.permutation import IndexPermutation
+from headrace.ops.support.permutation import IndexPermutation
 from tests.helpers.checkpoint import check_checkpoints, check_fresh_process
 
 

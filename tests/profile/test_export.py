@@ -53,8 +53,29 @@ def check_trace_schema(trace: dict) -> None:
             assert event["dur"] > 0, event
         if event["ph"] == "C":
             assert all(isinstance(v, (int, float)) for v in event["args"].values()), event
-    starts = sorted(e["id"] for e in trace["traceEvents"] if e["ph"] == "s")
-    assert starts == sorted(e["id"] for e in trace["traceEvents"] if e["ph"] == "f")  # every arrow lands
+    check_flows(trace)
+
+
+def check_flows(trace: dict) -> None:
+    """Every arrow starts and lands inside a slice, on another track, and never goes back in time."""
+    events = trace["traceEvents"]
+    slices: dict[tuple, list[tuple[float, float]]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            slices.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+
+    def inside(event: dict) -> bool:
+        return any(a <= event["ts"] <= b for a, b in slices.get((event["pid"], event["tid"]), []))
+
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    assert len(starts) == len([e for e in events if e["ph"] == "s"]), "flow ids repeat"
+    assert starts.keys() == ends.keys()  # every arrow lands
+    for number, start in starts.items():
+        end = ends[number]
+        assert (start["pid"], start["tid"]) != (end["pid"], end["tid"]), (start, end)
+        assert end["ts"] >= start["ts"], (start, end)
+        assert inside(start) and inside(end), (start, end)
 
 
 def recorded_run():
@@ -87,6 +108,107 @@ def test_recorded_trace_has_a_slice_per_batch_on_each_thread_and_arrows(tmp_path
     counter_tracks = {(e["name"], key) for e in events if e["ph"] == "C" for key in e["args"]}
     assert ("consumer", "wait share") in counter_tracks
     assert all(key not in name for name, key in counter_tracks)  # no "busy busy" track names
+
+
+def slow_identity(x):
+    time.sleep(0.001)
+    return x
+
+
+def recorded_parallel_map(executor: str, count: int = 120):
+    with hr.profile.record_calls():
+        it = iter(hr.Dataset.range(count).map(slow_identity, 3, executor=executor).batch(10))
+        assert sum(len(batch) for batch in it) == count
+    stats = it.stats()
+    worker_pids = it.root.inputs[0].counters()["worker_pids"]
+    it.close()
+    return stats, worker_pids
+
+
+def worker_slices(stats, stage: str) -> list:
+    index = stats.stage(stage).index
+    return [piece for piece in stats.slices if piece.worker and piece.stage == index]
+
+
+def test_thread_workers_show_their_chunks_with_arrows_to_the_consumer(tmp_path):
+    stats, _ = recorded_parallel_map("thread")
+    chunks = worker_slices(stats, "map(slow_identity")
+    assert len({piece.thread for piece in chunks}) >= 2 and {piece.pid for piece in chunks} == {os.getpid()}
+    assert sum(piece.elements for piece in chunks) == stats.stage("map(slow_identity").produced == 120
+    trace = json.load(open(stats.save_trace(str(tmp_path / "t.json"))))
+    check_trace_schema(trace)
+    events = trace["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    worker_tids = {e["tid"] for e in events if e["ph"] == "X" and e["cat"] == "worker"}
+    assert len(worker_tids) >= 2
+    assert all(
+        names[tid].startswith("worker thread") and "slow_identity" in names[tid] for tid in worker_tids
+    )
+    consumer = next(tid for tid, name in names.items() if name == "consumer thread")
+    landing = {e["id"]: e["tid"] for e in events if e["ph"] == "f"}
+    from_workers = [e["id"] for e in events if e["ph"] == "s" and e["tid"] in worker_tids]
+    assert from_workers and all(landing[number] == consumer for number in from_workers)
+
+
+def test_process_workers_show_their_chunks_on_their_own_process_tracks(tmp_path):
+    stats, worker_pids = recorded_parallel_map("process")
+    chunks = worker_slices(stats, "map(slow_identity")
+    assert {piece.pid for piece in chunks} == set(worker_pids) and len(worker_pids) == 3
+    assert sum(piece.elements for piece in chunks) == 120
+    # perf_counter_ns is one clock for every process: the workers' times lie inside the run
+    assert all(0 <= piece.start <= piece.end <= stats.elapsed_seconds for piece in chunks)
+    trace = json.load(open(stats.save_trace(str(tmp_path / "t.json"))))
+    check_trace_schema(trace)
+    events = trace["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    for pid in worker_pids:
+        assert processes[pid] == f"worker process {pid} (runs {stats.stage('map(slow_identity').name})"
+    assert processes[os.getpid()] == "headrace pipeline"
+    arrows = [e for e in events if e["ph"] == "s" and e["pid"] in worker_pids]
+    assert arrows and all(
+        any(f["id"] == s["id"] and f["pid"] == os.getpid() for f in events if f["ph"] == "f") for s in arrows
+    )
+
+
+def test_parallelize_workers_show_their_chunks_on_their_own_process_tracks(tmp_path):
+    with hr.profile.record_calls():
+        it = iter(hr.Dataset.range(60).map(slow_identity).parallelize(2).batch(6))
+        assert sum(len(batch) for batch in it) == 60
+    stats = it.stats()
+    stage = stats.stage("parallelize(2)")
+    pids = it.root.inputs[0].counters()["worker_pids"]
+    it.close()
+    chunks = worker_slices(stats, "parallelize(2)")
+    assert {piece.pid for piece in chunks} == set(pids) and len(pids) == 2
+    assert sum(piece.elements for piece in chunks) == stage.produced == 60
+    assert all(0 <= piece.start <= piece.end <= stats.elapsed_seconds for piece in chunks)
+    trace = json.load(open(stats.save_trace(str(tmp_path / "t.json"))))
+    check_trace_schema(trace)
+    assert any(e["ph"] == "s" and e["pid"] in pids for e in trace["traceEvents"])
+
+
+def test_parallel_interleave_reads_are_slices_on_their_reader_threads(tmp_path):
+    with hr.profile.record_calls():
+        ds = hr.Dataset.range(3).interleave(
+            lambda i: hr.Dataset.range(8).map(slow_identity), cycle_length=3, num_parallel_calls=3
+        )
+        it = iter(ds)
+        assert len(list(it)) == 24
+    stats = it.stats()
+    reads = worker_slices(stats, "interleave")
+    assert len({piece.thread for piece in reads}) == 3 and sum(piece.elements for piece in reads) == 24
+    check_trace_schema(json.load(open(stats.save_trace(str(tmp_path / "t.json")))))
+
+
+def test_arrows_stay_bounded(tmp_path, monkeypatch):
+    from headrace.profile import export
+
+    monkeypatch.setattr(export, "MAX_FLOWS", 5)
+    stats, _ = recorded_parallel_map("thread", 60)
+    trace = export.trace_events(stats)
+    check_trace_schema(trace)
+    assert len([e for e in trace["traceEvents"] if e["ph"] == "s"]) == 5
+    assert len([e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] == "worker"]) > 5
 
 
 def test_trace_without_recording_still_opens(tmp_path):

@@ -1,9 +1,12 @@
 import json
+import os
 import time
 
 import numpy as np
+import pytest
 
 import headrace as hr
+from headrace.core import counters
 
 
 def slow_decode(x):
@@ -180,3 +183,71 @@ def test_advice_follows_stage_traits_not_op_names():
     after_shuffle = run(hr.Dataset.range(40).shuffle(8).map(slow_decode))
     assert ".cache()" not in after_shuffle.report()
     assert ".cache()" in run(hr.Dataset.range(40).map(slow_decode)).report()
+
+
+# --- slices (record_calls) ----------------------------------------------------------------------------
+def test_slices_count_the_elements_each_call_produced():
+    with hr.profile.record_calls():
+        it = iter(hr.Dataset.range(10).batch(3))
+        assert len(list(it)) == 4
+    stats = it.stats()
+    batch = [piece for piece in stats.slices if piece.stage == stats.stage("batch").index]
+    assert not any(piece.worker for piece in stats.slices)
+    assert {piece.pid for piece in stats.slices} == {stats.pid}
+    assert all(piece.elements in (0, 1) for piece in batch) and sum(p.elements for p in batch) == 4
+    source = [piece for piece in stats.slices if piece.stage == stats.stage("range").index]
+    assert sum(piece.elements for piece in source) == 10
+    assert all(0 <= piece.start <= piece.end <= stats.elapsed_seconds for piece in stats.slices)
+
+
+def test_a_recording_started_mid_run_does_not_guess_counts():
+    it = iter(hr.Dataset.range(10).batch(2))
+    next(it), next(it)  # 2 batches before the recording
+    with hr.profile.record_calls():
+        rest = list(it)
+    assert len(rest) == 3
+    batch = [p for p in it.stats().slices if p.stage == 0]
+    assert batch[0].elements is None  # its count before the recording is unknown
+    assert [p.elements for p in batch[1:]] == [1, 1, 0]  # two batches, then the call that found the end
+
+
+def test_each_recording_counts_from_its_own_start():
+    it = iter(hr.Dataset.range(6))
+    with hr.profile.record_calls():
+        next(it), next(it)
+    with hr.profile.record_calls() as log:
+        next(it)
+        next(it)
+    assert [entry[4] for entry in log] == [None, 1]  # not the 2 elements of the earlier recording
+
+
+def test_record_calls_rejects_a_bad_bound_and_restores_the_outer_recording():
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(hr.InvalidArgumentError, match="max_calls"), hr.profile.record_calls(bad):
+            pass
+    with hr.profile.record_calls(max_calls=3) as outer:
+        with hr.profile.record_calls() as inner:
+            list(hr.Dataset.range(5))
+        assert counters.call_log is outer and len(inner) > 3
+        list(hr.Dataset.range(5))
+    assert counters.call_log is None and len(outer) == 3  # bounded: the newest calls are kept
+
+
+def test_the_call_log_counts_per_call_and_never_guesses():
+    class Stage:
+        produced, first_call_ns = 0, 0
+
+    log = counters.CallLog(maxlen=2)
+    a, b, c = Stage(), Stage(), Stage()
+    a.produced = 3
+    log.add_call(a, 0, 1)  # a first call ever: counted from 0
+    a.produced, a.first_call_ns = 5, 1
+    log.add_call(a, 1, 2)
+    b.produced, b.first_call_ns = 7, 1  # ran before the recording: no count, not 7
+    log.add_call(b, 2, 3)
+    c.produced = 1
+    log.add_call(c, 3, 4)  # a third stage: the bounded memory of counts starts over
+    a.produced = 6
+    log.add_call(a, 4, 5)
+    assert [entry[4] for entry in log] == [1, None]  # the newest two slices: c's 1, a's unknown
+    assert all(entry[5] == counters.CALL and entry[1][0] == os.getpid() for entry in log)

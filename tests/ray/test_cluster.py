@@ -30,3 +30,12 @@ def test_a_malformed_address_is_refused():
 
     with pytest.raises(hr.InvalidArgumentError, match="HOST:PORT"):
         _probe("localhost")
+
+
+def test_the_test_cluster_listens_on_the_loopback_only(cluster):
+    import ray
+
+    nodes = [node for node in ray.nodes() if node["Alive"]]
+    assert len(nodes) == 2
+    assert {node["NodeManagerAddress"] for node in nodes} == {"127.0.0.1"}
+    assert cluster.address.startswith("127.0.0.1:")

@@ -102,7 +102,7 @@ def test_counters_describe_the_stage():
         list(it)
         c = it.root.counters()
     assert c["executor"] == "thread" and c["parallelism"] == 2 and c["produced"] == 10
-    assert c["self_seconds"] >= 0.009  # time inside the function, summed over workers
+    assert c["busy_seconds"] >= 0.009  # time inside the function, summed over workers
     assert c["buffer_capacity"] == 4 and c["in_flight"] == 0 and c["worker_pids"] == []
     for key in ("input_wait_seconds", "output_wait_seconds", "buffered", "deterministic"):
         assert key in c

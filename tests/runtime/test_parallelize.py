@@ -156,3 +156,21 @@ def test_closing_early_stops_or_returns_the_workers():
 def test_arguments_are_checked():
     with pytest.raises(InvalidArgumentError, match="num_workers=0"):
         hr.Dataset.range(3).parallelize(0)
+
+
+def test_each_chunk_of_a_worker_is_logged_on_its_process_while_recording():
+    from headrace.core.counters import CHUNK
+    from headrace.profile import record_calls
+
+    with record_calls() as log:
+        before = time.perf_counter_ns()
+        it = iter(hr.Dataset.range(50).map(square).parallelize(2))
+        assert [int(x) for x in it] == [i * i for i in range(50)]
+        after = time.perf_counter_ns()
+    pids = it.root.counters()["worker_pids"]
+    it.close()
+    chunks = [entry for entry in log if entry[5] == CHUNK]
+    assert {entry[0] for entry in chunks} == {id(it.root)}
+    assert {entry[1] for entry in chunks} == {(pid, pid) for pid in pids} and len(pids) == 2
+    assert sum(entry[4] for entry in chunks) == 50
+    assert all(before <= entry[2] <= entry[3] <= after for entry in chunks)

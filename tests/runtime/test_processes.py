@@ -309,3 +309,25 @@ def test_a_forked_child_gets_its_own_pool_and_leaves_the_parents_alone():
     done = run_python(["-c", FORKED_CHILD])
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_each_chunk_comes_back_with_its_times_and_is_logged_on_its_worker_while_recording():
+    from headrace.core.counters import CHUNK
+    from headrace.profile import record_calls
+
+    it = iter(hr.Dataset.range(400).map(busy, num_parallel_calls=2, executor="process"))
+    assert next(it) == 0  # started before the recording: chunks then are not logged
+    with record_calls() as log:
+        before = time.perf_counter_ns()
+        rest = [int(x) for x in it]
+        after = time.perf_counter_ns()
+    pids = it.root.counters()["worker_pids"]
+    it.close()
+    assert rest == list(range(1, 400))
+    chunks = [entry for entry in log if entry[5] == CHUNK]
+    assert chunks and {entry[0] for entry in chunks} == {id(it.root)}
+    assert {entry[1] for entry in chunks} == {(pid, pid) for pid in pids}
+    assert sum(entry[4] for entry in chunks) <= 400 and all(entry[4] >= 1 for entry in chunks)
+    # the worker's clock is the parent's (CLOCK_MONOTONIC): its chunks lie inside the parent's run
+    later = [entry for entry in chunks if entry[2] >= before]
+    assert later and all(entry[2] <= entry[3] <= after for entry in later)

@@ -111,3 +111,25 @@ def test_shutdown_drops_tasks_not_started():
     assert executor.pending == [] and executor.wait(0.05) == []
     executor.flush()  # after shutdown: nothing is queued any more
     assert executor.tasks.empty() or executor.tasks.get_nowait() is threads._STOP
+
+
+def test_each_chunk_is_logged_on_its_thread_while_recording_and_never_otherwise():
+    from headrace.core.counters import CHUNK
+    from headrace.profile import record_calls
+
+    executor = ThreadExecutor(lambda x: x, workers=2, stage="logged", key=1234)
+    executor.chunk_size = 5
+    try:
+        for task in range(10):
+            executor.submit(task, task, None)
+        collect(executor, 10)  # not recording: nothing to log into
+        with record_calls() as log:
+            for task in range(10, 30):
+                executor.submit(task, task, None)
+            collect(executor, 20)
+    finally:
+        executor.shutdown()
+    assert {entry[0] for entry in log} == {1234} and {entry[5] for entry in log} == {CHUNK}
+    assert sum(entry[4] for entry in log) == 20 and all(entry[4] >= 1 for entry in log)
+    threads = {t.ident for t in executor.threads}
+    assert all(entry[1][1] in threads and entry[2] <= entry[3] for entry in log)

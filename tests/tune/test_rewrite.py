@@ -2,12 +2,14 @@ import numpy as np
 import pytest
 
 import headrace as hr
-from headrace.tune.rewrite import FusedFunction, optimise
+from headrace.ops.map import FusedFunction
+from headrace.ops.prefetch import PrefetchNode
+from headrace.tune.rewrite import optimise
 from tests.helpers.checkpoint import check_checkpoints
 
 
 def plan_of(ds):
-    return optimise(ds.node, ds.options())
+    return optimise(ds.node, ds.options(), lambda node: PrefetchNode(node, hr.AUTOTUNE))
 
 
 def test_map_fusion_keeps_values_and_tuple_unpacking():
@@ -88,3 +90,27 @@ def test_errors_in_a_fused_stage_name_it():
     assert any(
         "map(first -> boom at test_rewrite.py:" in n and "element 3" in n for n in info.value.__notes__
     )
+
+
+def test_without_a_prefetch_builder_no_prefetch_is_injected():
+    # The optimiser builds no op itself: the facade hands it the prefetch stage to add.
+    options = hr.Options()
+    options.experimental_optimization.inject_prefetch = True
+    ds = hr.Dataset.range(6).map(lambda x: x + 1, num_parallel_calls=2).with_options(options)
+    assert optimise(ds.node, ds.options()).optimised.op != "prefetch"
+    assert plan_of(ds).optimised.op == "prefetch"
+
+
+def test_a_new_op_can_declare_itself_a_noop():
+    # Rewrites ask each stage (Node.is_noop / fused_with / swapped_with); no op list to extend.
+    from headrace.core.node import Node
+
+    class Passthrough(Node):
+        op = "passthrough"
+
+        def is_noop(self):
+            return True
+
+    node = Passthrough(hr.Dataset.range(3).node)
+    plan = optimise(node, hr.Options())
+    assert plan.optimised.op == "range" and plan.applied == ["- passthrough() removed: it changes nothing"]

@@ -11,11 +11,20 @@ add up to the consumer's wait instead of counting the source once per stage abov
 call of each stage is kept apart (``first_call_seconds``): it carries one-time costs such as a JIT
 compile, starting workers or filling a shuffle buffer, which would otherwise inflate the per-element
 figure.
+
+Timing is sampled where it would cost: two clock reads and a wrapper's frame per call doubled the
+time of a cheap unbatched pipeline. Each class has an untimed twin (:func:`untimed`), and the
+consumer (``headrace.Iterator``) switches the stages its calls drive between the two
+(:func:`set_timed`): every call while calls are slow or recorded, else one call after each random
+gap, counted for the gap. A stage and its inputs are switched together, so they are timed in the
+same calls and self times (a difference of two totals) stay consistent; sampling each stage on its
+own was tried and made that difference wrong by more than the stage's time on short runs.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import time
 from collections import deque
@@ -55,10 +64,53 @@ class StageCounters(TypedDict, total=False):
 
 _M = TypeVar("_M", bound=Callable[..., Any])
 
-#: While set (``headrace.profile.record_calls``), every timed call appends ``(id(iterator), thread
-#: id, start ns, end ns, elements produced so far)``: the slices of the trace. Bounded: the oldest
-#: calls are dropped first.
-call_log: deque | None = None
+CALL, CHUNK = "call", "chunk"
+
+
+class CallLog(deque):
+    """The slices of the trace, recorded while ``headrace.profile.record_calls`` runs; bounded (the
+    oldest are dropped first). One tuple per slice::
+
+        (key, (pid, thread), start ns, end ns, elements, kind)
+
+    ``key`` is ``id()`` of the stage's iterator. ``kind`` is :data:`CALL` for a call of the stage
+    (logged by the timing template on the thread that made it; ``elements`` is what that call
+    produced, None when the stage ran before this recording and its count so far is unknown) or
+    :data:`CHUNK` for work a stage's worker did for it (a thread, or a process whose pid is given;
+    ``elements`` is how many it computed). Times are ``perf_counter_ns``: CLOCK_MONOTONIC on Linux,
+    the same clock in every process, so a worker process's times line up with the parent's.
+    """
+
+    def __init__(self, maxlen: int):
+        super().__init__(maxlen=maxlen)
+        self.pid = os.getpid()
+        # Each stage's elements so far at its last logged call (its next call's count is the
+        # difference). Cleared past ``maxlen`` stages (a flat_map opens one per element): a stage
+        # forgotten so logs its next call without a count, never with a wrong one.
+        self.produced: dict[int, int] = {}
+        self.limit = maxlen
+
+    def add_call(self, iterator: Any, start: int, end: int) -> None:
+        """Log a call of ``iterator`` (the timing template calls this while recording)."""
+        key, produced, seen = id(iterator), iterator.produced, self.produced
+        # A first call ever counts from 0 (also when a dead iterator's id was reused); a stage not
+        # seen yet that ran before this recording gets no count.
+        before = seen.get(key) if iterator.first_call_ns else 0
+        if key not in seen and len(seen) >= self.limit:
+            seen.clear()
+        seen[key] = produced
+        # A restore may set a stage's count back (take): then this call's count is unknown too.
+        elements = None if before is None or produced < before else produced - before
+        self.append((key, (self.pid, _get_ident()), start, end, elements, CALL))
+
+    def add_chunk(self, key: int, pid: int, thread: int, start: int, end: int, elements: int) -> None:
+        """Log a chunk of work a worker did for the stage whose iterator has ``id()`` ``key``."""
+        self.append((key, (pid, thread), start, end, elements, CHUNK))
+
+
+#: The recording in progress (``headrace.profile.record_calls``), else None. Timed calls log into it
+#: from ``rare()``; thread and process workers log each chunk (one check per chunk, not per element).
+call_log: CallLog | None = None
 _get_ident = threading.get_ident
 
 
@@ -66,18 +118,17 @@ def timed(method: _M) -> _M:
     """Wrap an iterator method so the wall time of its calls is added to ``self.inclusive_ns``.
 
     A call nested in another timed call of the same stage (``__next__`` calling ``next_chunk``) is
-    not counted twice. The first call's exclusive time is kept in ``self.first_call_ns``. Every call
-    is timed: sampling one in N calls was tried, but a stage's own time is the difference of two
-    totals (its calls' and its inputs'), and sampling them apart made that difference wrong by more
-    than the stage's time on short runs.
+    not counted twice. The first call's exclusive time is kept in ``self.first_call_ns``. A call
+    counts ``self.weight`` times: the untimed calls it stands for (see :func:`set_timed`).
     """
     if getattr(method, "_headrace_timed", False):
         return method
 
     def rare(self: Any, start: int, end: int) -> None:
         """What only some calls do: log the slice, keep the first call's time."""
-        if call_log is not None:
-            call_log.append((id(self), _get_ident(), start, end, self.produced))
+        log = call_log
+        if log is not None:
+            log.add_call(self, start, end)
         if not self.first_call_ns:
             self.first_call_ns = max(1, exclusive_ns(self))
             self.first_call_produced = self.produced
@@ -92,13 +143,16 @@ def timed(method: _M) -> _M:
             self.timing = True
             start = _clock()
             try:
-                return method(self)
+                out = method(self)
             finally:
                 end = _clock()
-                self.inclusive_ns += end - start
+                self.inclusive_ns += (end - start) * self.weight
                 self.timing = False
                 if call_log is not None or not self.first_call_ns:
                     rare(self, start, end)
+            if self.sample_bytes:
+                note_size(self, out)
+            return out
 
     else:
 
@@ -109,21 +163,77 @@ def timed(method: _M) -> _M:
             self.timing = True
             start = _perf_ns()
             try:
-                return method(self, *args)
+                out = method(self, *args)
             finally:
                 end = _perf_ns()
-                self.inclusive_ns += end - start
+                self.inclusive_ns += (end - start) * self.weight
                 self.timing = False
                 if call_log is not None or not self.first_call_ns:
                     rare(self, start, end)
+            if self.sample_bytes and out:
+                note_size(self, out[0])
+            return out
 
     wrapper._headrace_timed = True  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
 
 
 def total_ns(iterator: Any) -> int:
-    """Wall time of all of a stage's calls, its inputs' calls made inside them included."""
+    """Wall time of all of a stage's calls, its inputs' calls made inside them included (an
+    estimate when the consumer samples: see ``set_timed``)."""
     return iterator.inclusive_ns
+
+
+#: The consumer (``headrace.Iterator``) times every call while its calls are slow (each at least
+#: ``SLOW_CALL_NS``: the timing is then a negligible share) and for its first ``WARMUP_CALLS``.
+#: Otherwise it times one call, then runs a random gap of about ``sample_one_in`` calls untimed (a
+#: random length, so no periodic pattern in the data lines up with it), and so on; the timed call
+#: after a gap counts for the whole gap (``set_timed``'s weight). 0 times every call, as does
+#: recording a trace (``record_calls``).
+sample_one_in = 8
+WARMUP_CALLS = 32
+SLOW_CALL_NS = 1_000_000
+
+
+def untimed(cls: type) -> type:
+    """``cls``'s twin whose ``__next__``/``next_chunk`` are the unwrapped methods (see ``timed``):
+    the same class for every other purpose (a subclass with no attributes of its own)."""
+    namespace: dict[str, Any] = {
+        "__slots__": (),
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+    }
+    for name in ("__next__", "next_chunk"):
+        method = getattr(cls, name, None)
+        if method is not None:
+            namespace[name] = getattr(method, "__wrapped__", method)
+    return type(cls.__name__, (cls,), namespace, untimed_twin=True)
+
+
+def sampled_stages(root: Any) -> list:
+    """The stages whose calls all run inside the consumer's calls to ``root``: the ones the
+    consumer may switch between timed and untimed. Stops below a stage that calls its inputs from
+    a thread of its own (their calls go on between the consumer's; they stay timed)."""
+    out, stack = [], [root]
+    while stack:
+        it = stack.pop()
+        out.append(it)
+        if not it.inputs_on_other_threads:
+            stack.extend(it.inputs)
+    return out
+
+
+def set_timed(stages: list, on: bool, weight: int = 1) -> None:
+    """Switch ``stages`` to their timed classes, each call's time counting ``weight`` times (the
+    timed call stands for the untimed calls before it: an unbiased estimate of the total, with a
+    stage and its inputs timed in the same calls so self times stay consistent), or to their
+    untimed twins."""
+    for it in stages:
+        if on:
+            it.__class__ = it.timed_class
+            it.weight = weight
+        else:
+            it.__class__ = it.untimed_class
 
 
 def exclusive_ns(iterator: Any) -> float:
@@ -155,6 +265,31 @@ def element_nbytes(element: Any) -> int:
     return sum(
         getattr(leaf, "nbytes", len(leaf) if isinstance(leaf, bytes) else 8) for leaf in flatten(element)
     )
+
+
+def note_size(iterator: Any, element: Any) -> None:
+    """Add the size of one output element to the stage's mean (asked for by the consumer now and
+    then through ``sample_bytes``, so sizes cost nothing per element)."""
+    iterator.sample_bytes = False
+    try:
+        size = element_nbytes(element)
+    except Exception:  # noqa: BLE001 (an element the estimate cannot read must not stop iteration)
+        return
+    iterator.bytes_out_sum += size
+    iterator.bytes_out_samples += 1
+
+
+def element_sizes(iterator: Any) -> StageCounters:
+    """Mean sizes of a stage's output elements and of its inputs' (when measured)."""
+    out: StageCounters = {}
+    if iterator.bytes_out_samples:
+        out["bytes_out_per_element"] = iterator.bytes_out_sum / iterator.bytes_out_samples
+    measured = [child for child in iterator.inputs if child.bytes_out_samples]
+    if measured:
+        out["bytes_in_per_element"] = sum(c.bytes_out_sum / c.bytes_out_samples for c in measured) / len(
+            measured
+        )
+    return out
 
 
 def buffer_nbytes(buffer: list, samples: int = 8) -> float:

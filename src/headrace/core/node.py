@@ -13,7 +13,8 @@ Iterator protocol, in order of importance:
 - ``get_state()`` / ``set_state(state)``: small JSON-serialisable dicts; restoring into a fresh
   iterator of the same pipeline continues exactly where the saved one stopped.
 - ``close()``: release threads, processes, files. Idempotent.
-- counters: ``produced`` (elements out), ``self_ns`` (time spent in the stage itself).
+- counters: ``produced`` (elements out). Stage time is measured by the base class (every
+  ``__next__``/``next_chunk`` is wrapped by ``core.counters.timed``); ops never time themselves.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .counters import exclusive_ns, timed, total_ns
+from .counters import element_sizes, exclusive_ns, timed, total_ns, untimed
 from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .options import Options
 from .state import StateFields
@@ -90,6 +91,9 @@ class Node:
     calls_user_function: ClassVar[bool] = False
     reorders: ClassVar[bool] = False
     reads_input: ClassVar[bool] = False
+    #: the stage runs its user function on threads or processes and, given no ``executor=``, picks
+    #: one by measuring (``runtime/choose.py``); ``explain()`` says which and why.
+    chooses_executor: ClassVar[bool] = False
     #: random stages draw a fresh seed per iteration from this counter (see ``Context.iteration_of``).
     _iterations: itertools.count
 
@@ -143,6 +147,28 @@ class Node:
             if culprit is not None:
                 return culprit
         return self
+
+    # --- static rewrites (tune/rewrite.py asks; each op answers for itself) ---------------------------
+    # The optimiser knows no op by name or class: an op that can be dropped, fused or moved says so
+    # here, so adding a rewritable op never means editing the optimiser.
+    def is_noop(self) -> bool:
+        """True when the stage passes its input through unchanged (``take(-1)``, ``repeat(1)``)."""
+        return False
+
+    def fused_with(self, parent: Node) -> Node | None:
+        """One stage computing ``parent`` followed by this stage (reading ``parent``'s input), or
+        None when the two cannot run as one (default)."""
+        return None
+
+    def batch_safe(self) -> bool:
+        """True when this stage gives the same result on a stacked batch as on each element, so a
+        batch after it may move before it (a map of a ``@batch_safe`` function)."""
+        return False
+
+    def swapped_with(self, parent: Node) -> Node | None:
+        """``parent`` moved after this stage (``map(f).batch(n)`` as ``batch(n).map(f)``) when that
+        keeps every element, else None (default)."""
+        return None
 
     # --- shared behaviour ------------------------------------------------------------------------
     @property
@@ -208,20 +234,37 @@ class NodeIterator:
     first_call_ns: float = 0
     first_call_produced: int = 0
     timing: bool = False
+    #: how many calls a timed call stands for while the consumer samples (core/counters.py)
+    weight: int = 1
+    #: set by the consumer now and then: the next timed call measures the size of its output
+    sample_bytes: bool = False
+    bytes_out_sum: float = 0.0
+    bytes_out_samples: int = 0
+    #: the stage calls its inputs from a thread of its own (prefetch): the consumer's sampled timing
+    #: (``core.counters.sampled_stages``) stops there and times every call below it.
+    inputs_on_other_threads: ClassVar[bool] = False
+    #: the class whose calls are timed and its twin whose calls are not (see ``set_timed``).
+    timed_class: ClassVar[type]
+    untimed_class: ClassVar[type]
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, untimed_twin: bool = False, **kwargs: Any) -> None:
         # The timing template: every stage's next/next_chunk is timed by one wrapper, so ops do not
-        # time themselves.
+        # time themselves. Each class also gets an untimed twin (the same methods, unwrapped): the
+        # consumer switches its stages to the twin between sampled calls, so untimed calls pay
+        # nothing, not even a wrapper's frame.
         super().__init_subclass__(**kwargs)
+        if untimed_twin:
+            return
         for method in ("__next__", "next_chunk"):
             if method in cls.__dict__:
                 setattr(cls, method, timed(cls.__dict__[method]))
+        cls.timed_class = cls
+        cls.untimed_class = untimed(cls)
 
     def __init__(self, node: Node, *inputs: NodeIterator):
         self.node = node
         self.inputs = list(inputs)
         self.produced = 0
-        self.self_ns = 0
         self.closed = False
 
     def __iter__(self) -> NodeIterator:
@@ -273,7 +316,6 @@ class NodeIterator:
             "name": self.name,
             "op": self.node.op,
             "produced": self.produced,
-            "self_seconds": self.self_ns / 1e9,
             "inclusive_seconds": total_ns(self) / 1e9,
             "exclusive_seconds": exclusive_ns(self) / 1e9,
             "first_call_seconds": self.first_call_ns / 1e9,
@@ -281,6 +323,7 @@ class NodeIterator:
             "calls_user_function": self.node.calls_user_function,
             "reorders": self.node.reorders,
             "reads_input": self.node.reads_input or not self.inputs,
+            **element_sizes(self),
         }
 
     def _check_state(self, state: Any) -> StateFields:
@@ -290,6 +333,10 @@ class NodeIterator:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+NodeIterator.timed_class = NodeIterator
+NodeIterator.untimed_class = untimed(NodeIterator)
 
 
 def call(fn, element: Any) -> Any:
@@ -327,14 +374,12 @@ def open_user_dataset(
     stage: NodeIterator, fn: Any, element: Any, position: int, ctx: Context
 ) -> NodeIterator:
     """Call a user function that returns a Dataset (flat_map, interleave) and start iterating it;
-    its time counts as the stage's own, its errors carry the stage's note."""
-    start = perf_ns()
+    its errors carry the stage's note (its time is the calling stage's own, as it runs inside it)."""
     try:
         result = call(fn, element)
     except Exception as exc:
         note_stage(exc, stage.name, position)
         raise
-    stage.self_ns += perf_ns() - start
     return dataset_node(result, stage.name, "map_func", f"input element {position}").iterator(ctx)
 
 

@@ -40,7 +40,7 @@ def require_channels(image: np.ndarray, fn: str, channels: int, hint: str = "") 
         )
 
 
-def per_image(value: Any, image: np.ndarray, fn: str, name: str, dtype=np.float32) -> np.ndarray | float:
+def per_image(value: Any, image: np.ndarray, fn: str, name: str, dtype=np.float32) -> np.ndarray:
     """A scalar argument, or one value per image of a batch shaped to broadcast against NHWC."""
     array = np.asarray(value, dtype=dtype)
     if array.ndim == 0:

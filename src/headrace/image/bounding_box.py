@@ -137,7 +137,7 @@ def _sample(
     if isinstance(attempts, bool) or not isinstance(attempts, (int, np.integer)) or attempts < 1:
         raise InvalidArgumentError(f"{fn}: max_attempts={max_attempts!r} is not allowed: an int >= 1")
     # tf scales the normalised boxes to pixels by truncation, in float32.
-    pixels = (boxes[:, [1, 0, 3, 2]] * np.float32([width, height, width, height])).astype(np.int64)
+    pixels = (boxes[:, [1, 0, 3, 2]] * np.array([width, height, width, height], np.float32)).astype(np.int64)
     if len(pixels) == 0:
         if not use_image_if_no_bounding_boxes:
             raise InvalidArgumentError(

@@ -15,9 +15,10 @@ import numpy as np
 from ..core.errors import InvalidArgumentError
 
 try:  # the clip ufunc itself: np.clip's Python wrapper costs ~5 us a call, too much per image
-    from numpy._core.umath import clip as _clip
+    # numpy's stubs do not list the ufuncs of its umath modules
+    from numpy._core.umath import clip as _clip  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - numpy 1.x
-    from numpy.core.umath import clip as _clip
+    from numpy.core.umath import clip as _clip  # type: ignore[no-redef]
 
 
 @functools.cache

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -397,4 +397,4 @@ def decode_batch(contents: Sequence[Any], channels: int = 3) -> np.ndarray:
                 "resize each image before batching"
             )
         out[index] = image
-    return out
+    return cast(np.ndarray, out)  # set by image 0: items was checked to be non-empty

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -10,7 +10,7 @@ from ..core.errors import InvalidArgumentError
 from ._checks import as_image, check_size
 
 # tf.pad's names (REFLECT leaves out the edge pixel, SYMMETRIC repeats it) and numpy's.
-_MODES = {
+_MODES: dict[str, Literal["constant", "reflect", "symmetric", "edge"]] = {
     "constant": "constant",
     "reflect": "reflect",
     "symmetric": "symmetric",

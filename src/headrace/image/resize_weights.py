@@ -79,10 +79,10 @@ KERNELS = {
 }
 
 
-def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    for array in arrays:
+def _frozen(starts: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    for array in (starts, weights):
         array.flags.writeable = False  # cached and shared between calls
-    return arrays
+    return starts, weights
 
 
 @functools.lru_cache(maxsize=256)

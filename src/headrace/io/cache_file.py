@@ -38,7 +38,7 @@ import os
 import re
 import struct
 import sys
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -178,7 +178,8 @@ def _encode_leaf(key: tuple, column: list) -> tuple[dict, list]:
 def _as_bytes(section: Any) -> memoryview:
     if isinstance(section, bytes):
         return memoryview(section)
-    return memoryview(np.ascontiguousarray(section).reshape(-1).view(np.uint8))
+    # numpy's stubs give ndarray the buffer protocol (__buffer__) only for Python >= 3.12
+    return memoryview(np.ascontiguousarray(section).reshape(-1).view(np.uint8))  # type: ignore[arg-type]
 
 
 def write_error(exc: OSError, path: str, doing: str) -> OSError:
@@ -283,7 +284,7 @@ class CacheFileWriter:
         """Write the records held in memory as one block."""
         if not self._pending:
             return
-        tree, keys = self._signature
+        tree, keys = cast(tuple, self._signature)  # set by the append() that made _pending non-zero
         leaves, sections = [], []
         for key, column in zip(keys, self._columns):
             spec, parts = _encode_leaf(key, column)
@@ -635,14 +636,14 @@ def _leaf_decoder(leaf: Any) -> tuple:
         ndim, width = leaf["nd"], leaf["len"]
         if type(ndim) is not int or not 0 <= ndim <= 32 or width not in ("<u4", "<u8"):
             raise ValueError("bad object-array leaf")
-        shape = None if leaf["shape"] is None else _shape(leaf["shape"], ndim)
+        object_shape = None if leaf["shape"] is None else _shape(leaf["shape"], ndim)
 
         def objects(buffer, at, sizes, count):
-            if shape is None:
+            if object_shape is None:
                 shapes = [tuple(s) for s in _shapes_section(buffer, at[0], sizes[0], count, ndim).tolist()]
                 at, sizes = at[1:], sizes[1:]
             else:
-                shapes = [shape] * count
+                shapes = [object_shape] * count
             counts = [int(np.prod(s, dtype=np.int64)) for s in shapes]
             items = _split(buffer, at[0], sizes[0], at[1], sizes[1], width, sum(counts))
             if code == "os":
@@ -655,7 +656,7 @@ def _leaf_decoder(leaf: Any) -> tuple:
                 start += n
             return out
 
-        return objects, (2 if shape is not None else 3)
+        return objects, (2 if object_shape is not None else 3)
     if code == "n":
         return (lambda buffer, at, sizes, count: [None] * count), 0
     raise ValueError(f"unknown leaf kind {str(code)[:20]!r}")

@@ -17,7 +17,7 @@ b'hello hello hello '
 from __future__ import annotations
 
 import zlib
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ..core.errors import DataLossError, InvalidArgumentError
 from .crc import masked_crc32c
@@ -136,9 +136,10 @@ class DecompressingReader:
             try:
                 out = decompressor.decompress(data, n)
             except zlib.error as exc:
-                out = self._salvage(before, data, n)
-                if out is None:
+                salvaged = self._salvage(before, data, n)
+                if salvaged is None:
                     raise self._damage(exc) from None
+                out = salvaged
             if out:
                 return out
         return b""
@@ -154,7 +155,7 @@ class DecompressingReader:
         pieces, so the output before the damaged point is delivered instead of lost with it (zlib
         discards a call's output when it fails). Returns that output, with the error kept for the
         next call, or None when nothing precedes the damage."""
-        out = []
+        out: list[bytes] = []
         produced = 0
         step = 1024
         position = 0
@@ -191,10 +192,18 @@ class DecompressingReader:
         self.raw.close()
 
 
+class BinarySink(Protocol):
+    """What :class:`CompressingWriter` writes into: a binary file, or a wrapper with these methods."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+    def flush(self) -> None: ...
+
+
 class CompressingWriter:
     """``write``/``flush``/``finish`` into a GZIP or ZLIB stream on ``raw`` (TensorFlow's default level)."""
 
-    def __init__(self, raw: IO[bytes], compression: str, level: int = zlib.Z_DEFAULT_COMPRESSION):
+    def __init__(self, raw: BinarySink, compression: str, level: int = zlib.Z_DEFAULT_COMPRESSION):
         self.raw = raw
         self._compressor = zlib.compressobj(level, zlib.DEFLATED, _WBITS[compression])
 

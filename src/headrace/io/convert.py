@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -58,6 +58,9 @@ from .publish import (
     write_atomic,
 )
 from .writer import TFRecordWriter, shard_name
+
+if TYPE_CHECKING:
+    from ..ray.executor import RayExecutor
 
 IMAGE_EXTENSIONS = {
     ".jpg": b"jpeg",
@@ -154,7 +157,7 @@ class ArrayFile(Source):
                 raise InvalidArgumentError(
                     f"convert: array {name!r} of {path!r} has dtype {array.dtype}, not numbers or strings"
                 )
-        self.length = next(iter(sizes.values()))
+        self.length = cast(int, next(iter(sizes.values())))  # a None size was refused above
         self.names = list(arrays)
 
     def _arrays(self) -> dict[str, np.ndarray]:
@@ -412,10 +415,11 @@ def convert(
     recorded = _recorded_shards(prefix, num_shards)
     entries: list[dict | None] = []
     for k, final in enumerate(finals):
+        earlier = recorded[k]
         if not os.path.exists(final):
             entries.append(None)
-        elif recorded[k] is not None and recorded[k]["bytes"] == os.path.getsize(final):
-            entries.append(recorded[k])
+        elif earlier is not None and earlier["bytes"] == os.path.getsize(final):
+            entries.append(earlier)
         else:  # published by a run killed before it could note it
             entries.append(_entry_of(final, bounds[k + 1] - bounds[k]))
     pending = [k for k in range(num_shards) if entries[k] is None]
@@ -438,7 +442,10 @@ def convert(
             if ray_address is not None:
                 from ..ray.executor import RayExecutor  # noqa: PLC0415 (the optional ray extra)
 
-                pool = RayExecutor(None if ray_address is True else ray_address)
+                # ray_address=False is not special-cased (reaches ray as False); the cast keeps that
+                pool: RayExecutor | concurrent.futures.ProcessPoolExecutor = RayExecutor(
+                    cast("str | None", None if ray_address is True else ray_address)
+                )
             else:
                 pool = concurrent.futures.ProcessPoolExecutor(
                     max_workers=min(workers, len(jobs)),

@@ -100,7 +100,8 @@ def load_u32(typingctx, array, index):
     return signature, codegen
 
 
-if _numba_config.BOUNDSCHECK:
+# numba.core.config creates its settings at import time (from the environment), unseen by mypy
+if _numba_config.BOUNDSCHECK:  # type: ignore[attr-defined]
     # NUMBA_BOUNDSCHECK=1 (the fuzz tests): the raw loads above become checked ones, so an index
     # computed from hostile data cannot read outside the array unnoticed, not even through a load.
     @njit

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import csv
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -30,6 +30,7 @@ def column_default(value: Any, index: int) -> tuple[np.dtype, Any]:
             raise InvalidArgumentError(
                 f"record_defaults[{index}] is an empty list: give a dtype (required) or a default value"
             )
+    default: Any  # None (a required field), bytes or a numpy scalar
     if isinstance(value, (np.dtype, type)) or (isinstance(value, str) and value in _DTYPE_NAMES):
         dtype = as_dtype(value)
         default = None
@@ -79,7 +80,7 @@ def convert_field(text: bytes, dtype: np.dtype, where: str) -> Any:
 
 def split_record(text: bytes, field_delim: str, use_quote_delim: bool, where: str) -> list[bytes]:
     """One CSV record's fields (quotes removed, doubled quotes undone when ``use_quote_delim``)."""
-    quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+    quoting: Literal[0, 3] = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
     try:
         rows = list(csv.reader([text.decode("latin-1")], delimiter=field_delim, quoting=quoting, strict=True))
     except csv.Error as exc:
@@ -130,7 +131,7 @@ def decode_csv(
     na = na_value.encode() if isinstance(na_value, str) else na_value
     array = np.asarray(records, dtype=object)
     flat = array.ravel()
-    out = [[] for _ in columns]
+    out: list[list[Any]] = [[] for _ in columns]
     for index, record in enumerate(flat):
         text = record.encode() if isinstance(record, str) else bytes(record)
         where = f"decode_csv: record {index}"
@@ -145,8 +146,8 @@ def decode_csv(
             out[column].append(value)
     result = []
     for (dtype, _), values in zip(columns, out):
-        column = np.empty(len(values), dtype=object) if dtype == string else np.array(values, dtype=dtype)
+        decoded = np.empty(len(values), dtype=object) if dtype == string else np.array(values, dtype=dtype)
         if dtype == string:
-            column[:] = values
-        result.append(column.reshape(array.shape))
+            decoded[:] = values
+        result.append(decoded.reshape(array.shape))
     return result

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -307,7 +307,7 @@ class Column:
     def __init__(self, batch: Batch, spans: np.ndarray, key: str, function: str, where: Callable[[int], str]):
         self.batch, self.key, self.function, self.where = batch, key, function, where
         self.spans = np.ascontiguousarray(spans)  # one compiled signature for every caller
-        self._inspected = None
+        self._inspected: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def error(self, item: int, message: str) -> ExampleParseError:
         return ExampleParseError(f"{self.function}: feature {self.key!r} of {self.where(item)} {message}")
@@ -341,7 +341,7 @@ class Column:
     ) -> np.ndarray:
         """Fill the values of the items with ``offsets >= 0`` into a flat array of ``total`` values."""
         kernels = parser_kernels()
-        _, lists, _ = self._inspected
+        _, lists, _ = cast(tuple, self._inspected)  # set by inspect(), which callers run first
         if dtype == string:
             spans = np.full((total, 2), -1, dtype=np.int64)
             status, item, _ = kernels.fill_bytes(self.batch.buf, lists, offsets, spans)
@@ -470,6 +470,7 @@ def padded(spec: FixedLenSequenceFeature, leading: tuple) -> np.ndarray:
 
 def ragged_column(columns: Mapping[str, Column], key: str, spec: Any) -> Ragged:
     """A VarLenFeature or RaggedFeature of a batch: rows of values, split by any partitions."""
+    values: np.ndarray | Ragged  # flat values, then wrapped once per partition
     if isinstance(spec, VarLenFeature):
         values, splits = columns[key].ragged(spec.dtype)
         return Ragged(values, splits, validate=False)
@@ -595,7 +596,9 @@ def parse_column(columns: Mapping[str, Column], key: str, spec: Any, batch_shape
 
 
 def parse_single_example(
-    serialized: bytes, features: Mapping[str, Any], example_names: Any = None
+    serialized: bytes | bytearray | memoryview | np.ndarray,
+    features: Mapping[str, Any],
+    example_names: Any = None,
 ) -> dict[str, Any]:
     """Parse one serialized Example: fixed features without the batch dimension, variable-length
     ones as a 1-D array (or a :class:`Ragged` when partitioned).

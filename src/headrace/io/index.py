@@ -29,7 +29,7 @@ import mmap
 import os
 import struct
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -284,8 +284,12 @@ class IndexedRecords:
         self.paths = [as_path(p) for p in paths]
         self.compression = normalize_compression(compression_type)
         self.storage_options = storage_options
+        # "build" and "require" never give None; index=False would (then len() below raises TypeError).
         self.indexes = [
-            load_index(p, self.compression, index if index is not None else "require", storage_options)
+            cast(
+                RecordIndex,
+                load_index(p, self.compression, index if index is not None else "require", storage_options),
+            )
             for p in self.paths
         ]
         counts = np.array([len(i) for i in self.indexes], dtype=np.int64)

@@ -307,9 +307,10 @@ def _check_set(prefix: str, manifest: dict, where: str, given: list[str], whole:
             f"{in_place} of {len(shards)} shards in place (see {path}); rerun it to finish the set (its "
             "temporary files are reclaimed), or delete the shards and the manifest"
         )
-    sizes = {}
+    sizes: dict[str, int] = {}
     for shard in shards:
-        name = shard.get("file") if isinstance(shard, dict) else None
+        # JSON from the manifest: own_shard_name checks it is a shard's name (a str).
+        name: Any = shard.get("file") if isinstance(shard, dict) else None
         if not own_shard_name(prefix, name) or type(shard.get("bytes")) is not int:
             raise ShardSetError(f"shard set manifest {path} lists an invalid shard {shard!r}; {_RESTART}")
         sizes[name] = shard["bytes"]
@@ -398,7 +399,7 @@ def begin_set(prefix: str, tool: str, shards: list[dict | None], settings: dict 
     reuse are removed by :func:`finish_set` (listed as ``retired`` meanwhile). A live writer of the
     same prefix is refused."""
     previous = _previous(prefix)
-    retired: set[str] = set()
+    retired: set[Any] = set()  # names read from a manifest, untrusted until filtered below
     if previous is not None:
         if previous["state"] == "publishing" and previous["writer"].get("pid") != os.getpid():
             if _writer_alive(previous):

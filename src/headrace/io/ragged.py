@@ -16,7 +16,7 @@ variable-length features, so no Python list of arrays is built on the hot path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -79,14 +79,15 @@ class Ragged:
 
     @property
     def flat_values(self) -> np.ndarray:
-        values = self.values
+        values: np.ndarray | Ragged = self.values
         while isinstance(values, Ragged):
             values = values.values
         return values
 
     @property
     def nested_row_splits(self) -> list[np.ndarray]:
-        out, node = [], self
+        out: list[np.ndarray] = []
+        node: np.ndarray | Ragged = self
         while isinstance(node, Ragged):
             out.append(node.row_splits)
             node = node.values
@@ -172,11 +173,13 @@ class Ragged:
             and (
                 self.values == other.values
                 if isinstance(self.values, Ragged)
-                else bool(np.array_equal(self.values, other.values))
+                else bool(np.array_equal(self.values, cast(np.ndarray, other.values)))  # same type, above
             )
         )
 
-    __hash__ = None  # mutable arrays inside
+    # mutable arrays inside; assigning None is Python's way to make a class unhashable, which mypy
+    # reports as overriding object.__hash__
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         text = repr(self.to_list()) if len(self.flat_values) <= 20 else f"{self.nrows} rows"
@@ -186,6 +189,7 @@ class Ragged:
 def _slice_rows(ragged: Ragged, start: int, stop: int) -> Ragged:
     splits = ragged.row_splits[start : stop + 1]
     values = ragged.values
+    inner: np.ndarray | Ragged
     if isinstance(values, Ragged):
         inner = _slice_rows(values, int(splits[0]), int(splits[-1]))
     else:

@@ -42,6 +42,7 @@ def fields(data: bytes) -> list[tuple[int, int, Any]]:
     """Top-level ``(field number, wire type, value)`` of a protobuf message; LEN values as bytes."""
     out = []
     p = 0
+    value: int | bytes
     while p < len(data):
         tag, p = _varint(data, p)
         field, wire = tag >> 3, tag & 7

@@ -22,7 +22,7 @@ from .schema import NotAMessage, fields
 from .schema import _varint as _read_varint  # the package's one protobuf decoder
 
 #: TensorFlow's DataType enum values for the dtypes numpy has.
-DATA_TYPES = {
+DATA_TYPES: dict[np.dtype, int] = {
     np.dtype(np.float32): 1,
     np.dtype(np.float64): 2,
     np.dtype(np.int32): 3,

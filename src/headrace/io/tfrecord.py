@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -144,7 +144,8 @@ class RecordReader:
         self._ends_array = np.empty(_TABLE, dtype=np.int64)
         # Plain files have a known size, which bounds every length field before anything is read.
         self._size = None if self.compression else file_size(self.path, storage_options)
-        self._raw = None
+        self._raw: IO[bytes] | None = None
+        self._source: DecompressingReader | IO[bytes]  # the decoded stream, set by _open()
         self.lost = ""  # after a resync that found nothing in a compressed file: what was lost
         self._open()
         self.record = 0
@@ -155,8 +156,8 @@ class RecordReader:
     def _open(self) -> None:
         if self._raw is not None:
             self._raw.close()
-        self._raw = open_file(self.path, "rb", self.storage_options)
-        self._source = DecompressingReader(self._raw, self.compression) if self.compression else self._raw
+        raw = self._raw = open_file(self.path, "rb", self.storage_options)
+        self._source = DecompressingReader(raw, self.compression) if self.compression else raw
         self._reset_buffer(0)
 
     def _reset_buffer(self, base: int) -> None:
@@ -222,7 +223,9 @@ class RecordReader:
             size = file_size(self.path, self.storage_options)
         except OSError:
             size = None
-        left = None if size is None else max(size - self._source.consumed, 0)
+        # called for compressed files only, whose _source is a DecompressingReader
+        source = cast(DecompressingReader, self._source)
+        left = None if size is None else max(size - source.consumed, 0)
         if not left:
             return "the records after it are lost"
         return f"the records in at least its last {left} of {size} compressed bytes are lost"
@@ -377,7 +380,7 @@ class RecordReader:
         """Continue at stream ``offset``, which must be a frame boundary, numbering it ``record``."""
         offset = int(offset)
         if not self.compression:
-            self._raw.seek(offset)
+            cast(IO[bytes], self._raw).seek(offset)  # open from __init__ until close()
             self._reset_buffer(offset)
         else:
             if offset < self._base + self._pos or self._dead or self._stream_error is not None:

@@ -16,7 +16,7 @@ import contextlib
 import os
 import struct
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -121,7 +121,9 @@ class TFRecordWriter:
             self._file = _ChecksummedFile(open_file(self.path, "wb", self.storage_options))
         except OSError as exc:
             raise os_error(exc, self.path, "create the file", _ADVICE) from exc
-        self._stream = CompressingWriter(self._file, self.compression) if self.compression else self._file
+        self._stream: CompressingWriter | _ChecksummedFile = (
+            CompressingWriter(self._file, self.compression) if self.compression else self._file
+        )
         self._offsets: list[int] | None = [] if index else None
         self.position = 0  # uncompressed bytes written (offset of the next record's frame)
         self.records = 0
@@ -168,7 +170,7 @@ class TFRecordWriter:
             return
         self.closed = True
         try:
-            if self.compression:
+            if isinstance(self._stream, CompressingWriter):  # i.e. self.compression
                 self._stream.finish()
             self._file.flush()
             if sync and not is_url(self.path):
@@ -269,12 +271,13 @@ def write_shards(
             for i, record in enumerate(records):
                 shards[i % num_shards].write(as_record(record, f"record {i}"))
         else:
+            size_limit = cast(int, shard_size)  # num_shards is None here, so shard_size was given
             current = None
             for i, record in enumerate(records):
                 if current is None:
                     current = open_shard(len(writers))
                 current.write(as_record(record, f"record {i}"))
-                if current.position >= shard_size:
+                if current.position >= size_limit:
                     current.close(sync=local)
                     current = None
             if not writers:  # nothing to write: one empty shard, as num_shards=1 would give
@@ -296,7 +299,7 @@ def write_shards(
             _remove_temporaries(writers)
             raise
         return finals
-    entries = [
+    entries: list[dict | None] = [
         {
             "file": os.path.basename(final),
             "bytes": writer.file_bytes,

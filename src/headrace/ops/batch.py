@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.args import boolean, integer
-from ..core.batch_iterator import BatchingIterator
-from ..core.batching import stack
 from ..core.errors import check
 from ..core.node import (
     AUTOTUNE,
@@ -16,6 +14,8 @@ from ..core.node import (
     Node,
 )
 from ..core.structure import map_structure
+from .support.batch_iterator import BatchingIterator
+from .support.batching import stack
 
 
 class BatchNode(Node):
@@ -59,6 +59,12 @@ class BatchNode(Node):
         self.num_parallel_calls = num_parallel_calls
         self.deterministic = deterministic
         self.name = name
+
+    def swapped_with(self, parent: Node) -> Node | None:
+        # batch(n) of a batch-safe map equals the map of batch(n): one call per batch.
+        if not parent.batch_safe():
+            return None
+        return parent.with_parents(self.with_parents(parent.parents[0]))
 
     def describe_args(self) -> str:
         return f"{self.batch_size}, drop_remainder={self.drop_remainder}"

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from ..core.batching import stack
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe
@@ -20,9 +19,11 @@ from ..core.node import (
     NodeIterator,
     call,
     note_stage,
-    perf_ns,
 )
-from ..core.padding import (
+from ..core.state import encode_element
+from ..core.structure import flatten, map_structure
+from .support.batching import stack
+from .support.padding import (
     check_padded_shapes,
     check_padding_values,
     padded_spec,
@@ -30,8 +31,6 @@ from ..core.padding import (
     resolve_padded_shapes,
     resolve_padding_values,
 )
-from ..core.state import encode_element
-from ..core.structure import flatten, map_structure
 
 
 def _int_list(value: Any, argument: str, minimum: int) -> list[int]:
@@ -202,7 +201,6 @@ class BucketIterator(NodeIterator):
 
     def _batch(self, bucket: int) -> Any:
         elements, self.buckets[bucket] = self.buckets[bucket], []
-        start = perf_ns()
         node = self.node
         if node.no_padding:
             out = stack(elements)
@@ -214,7 +212,6 @@ class BucketIterator(NodeIterator):
                 resolve_padding_values(node.padding_values, first, self.name),
                 self.name,
             )
-        self.self_ns += perf_ns() - start
         self.produced += 1
         return out
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError
 from ..core.fingerprint import blind_spots, fingerprint
-from ..core.node import Context, Node, NodeIterator, perf_ns
+from ..core.node import Context, Node, NodeIterator
 from ..core.structure import map_structure
 from ..io.cache_file import (
     CacheFileError,
@@ -465,7 +465,6 @@ class DiskCacheIterator(NodeIterator):
     # --- iteration ------------------------------------------------------------------------------------
     def next_chunk(self, n: int) -> list:
         if self.mode == "read":
-            start = perf_ns()
             while self.block_offset >= len(self.block):
                 if self.block_index >= len(self.reader.blocks):
                     raise StopIteration
@@ -474,7 +473,6 @@ class DiskCacheIterator(NodeIterator):
                 self.block_offset = 0
             out = self.block[self.block_offset : self.block_offset + n]
             self.block_offset += len(out)
-            self.self_ns += perf_ns() - start
         else:
             try:
                 out = self.parent.next_chunk(n)
@@ -516,7 +514,6 @@ class DiskCacheIterator(NodeIterator):
         return skipped
 
     def _write(self, elements: list) -> None:
-        start = perf_ns()
         try:
             self.writer.extend(elements, self.position)
         except InvalidArgumentError as exc:
@@ -525,7 +522,6 @@ class DiskCacheIterator(NodeIterator):
         except OSError as exc:
             self._stop_writing()
             _warn(f"{exc}; this pass continues without writing the cache")
-        self.self_ns += perf_ns() - start
 
     def _stop_writing(self) -> None:
         self.writer.abort()
@@ -540,7 +536,6 @@ class DiskCacheIterator(NodeIterator):
         self.complete = True
         if self.writer is None:
             return
-        start = perf_ns()
         try:
             self.writer.commit()
             if self.mirror is not None:
@@ -551,7 +546,6 @@ class DiskCacheIterator(NodeIterator):
             self.writer = None
             self.lock.release()
             self.lock = None
-        self.self_ns += perf_ns() - start
 
     def _upload(self) -> None:
         try:

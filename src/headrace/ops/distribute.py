@@ -32,7 +32,7 @@ import numpy as np
 
 from ..core.args import integer
 from ..core.errors import CheckpointError, InvalidArgumentError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
 from ..core.structure import map_structure
 
 REMAINDERS = ("repeat", "pad", "drop")
@@ -292,7 +292,6 @@ class DistributeIterator(NodeIterator):
             return self.next_chunk(1)[0]
         if self.done:
             raise StopIteration
-        started = perf_ns()
         read = self._read_block()
         if read is None:
             self.done = True
@@ -302,7 +301,6 @@ class DistributeIterator(NodeIterator):
         if filler and self.node.remainder == "pad":
             element = map_structure(_zeros_like, element)
         self.produced += 1
-        self.self_ns += perf_ns() - started
         return element
 
     def reset(self) -> None:

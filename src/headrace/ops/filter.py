@@ -10,7 +10,7 @@ import numpy as np
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import Context, Node, NodeIterator, note_stage, perf_ns, predicate_bool
+from ..core.node import Context, Node, NodeIterator, note_stage, predicate_bool
 from ..core.state import encode_element
 
 
@@ -149,9 +149,7 @@ class FilterIterator(NodeIterator):
             chunk = self.parent.next_chunk(n)
             first = self.position
             self.position += len(chunk)
-            start = perf_ns()
             out = self._filter(chunk, first)
-            self.self_ns += perf_ns() - start
             if out:
                 self.produced += len(out)
                 return out

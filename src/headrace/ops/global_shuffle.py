@@ -6,8 +6,8 @@ import numpy as np
 
 from ..core.args import boolean, integer
 from ..core.errors import InvalidArgumentError, check
-from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, perf_ns, resolve_seed
-from ..core.permutation import IndexPermutation
+from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, resolve_seed
+from .support.permutation import IndexPermutation
 
 _READ_AHEAD = 64  # elements read per random-access call on the single-element path
 _INDEX_BLOCK = 8192  # shuffled positions mapped to indices per permutation call
@@ -17,8 +17,8 @@ class GlobalShuffleNode(Node):
     """``global_shuffle(seed=None, reshuffle_each_iteration=True)`` (tf.data's name).
 
     Every epoch visits all elements once in the order of a seeded bijection of the indices (see
-    ``core.permutation``): no buffer, no permutation table, and a checkpoint is three integers. The input
-    must support random access: range, from_tensor_slices, indexed TFRecord files, and
+    ``ops.support.permutation``): no buffer, no permutation table, and a checkpoint is three integers.
+    The input must support random access: range, from_tensor_slices, indexed TFRecord files, and
     map/take/skip/batch/zip/concatenate/enumerate/repeat(count) over them.
     """
 
@@ -110,10 +110,8 @@ class GlobalShuffleIterator(NodeIterator):
         return block[start - self._index_start : start - self._index_start + count]
 
     def _read(self, start: int, count: int) -> list:
-        began = perf_ns()
         indices = self._indices(start, count)
         out = self.parent_node.elements_at(indices, self._access)
-        self.self_ns += perf_ns() - began
         return out
 
     def __next__(self):

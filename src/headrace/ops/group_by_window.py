@@ -20,7 +20,6 @@ from ..core.node import (
     call,
     dataset_node,
     note_stage,
-    perf_ns,
 )
 from ..core.state import encode_element
 
@@ -175,7 +174,6 @@ class GroupByWindowIterator(NodeIterator):
                     return False
                 self.position += len(chunk)
                 self.pending = chunk
-            start = perf_ns()
             while self.pending:
                 element = self.pending.pop(0)
                 position = self.position - len(self.pending) - 1
@@ -187,10 +185,8 @@ class GroupByWindowIterator(NodeIterator):
                 group = self.groups.setdefault(key, [])
                 group.append(element)
                 if len(group) >= self._window_size(key, position):
-                    self.self_ns += perf_ns() - start
                     self._flush(key)
                     return True
-            self.self_ns += perf_ns() - start
 
     def _current(self) -> NodeIterator | None:
         """The iterator of the window being yielded, reducing the next full (or, at the end of the

@@ -17,10 +17,12 @@ interleave iterator, and ``ops/interleave.py`` imports it only when a parallel i
 
 from __future__ import annotations
 
+import os
 import threading
 from time import thread_time_ns
 from typing import Any
 
+from ..core import counters
 from ..core.errors import CheckpointError
 from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
 from ..core.state import StateFields, encode_element
@@ -61,17 +63,23 @@ class Gate:
 
 class ReadTally:
     """Wall and CPU time the slots spent reading, summed over every slot of one iterator (the tuner
-    tells reads that wait on storage from reads that compute)."""
+    tells reads that wait on storage from reads that compute). While a recording runs
+    (``record_calls``), each read is also a slice on its reader thread, booked to ``key`` (``id()``
+    of the interleave's iterator)."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: int = 0) -> None:
         self.lock = threading.Lock()
         self.wall_ns = 0
         self.cpu_ns = 0
+        self.key = key
 
-    def add(self, wall_ns: int, cpu_ns: int) -> None:
+    def add(self, start_ns: int, end_ns: int, cpu_ns: int, elements: int) -> None:
         with self.lock:
-            self.wall_ns += wall_ns
+            self.wall_ns += end_ns - start_ns
             self.cpu_ns += cpu_ns
+        log = counters.call_log
+        if log is not None:
+            log.add_chunk(self.key, os.getpid(), threading.get_ident(), start_ns, end_ns, elements)
 
 
 class TimedReads:
@@ -81,11 +89,13 @@ class TimedReads:
         self.inner, self.tally = inner, tally
 
     def __next__(self) -> Any:
-        wall, cpu = perf_ns(), thread_time_ns()
+        wall, cpu, elements = perf_ns(), thread_time_ns(), 0
         try:
-            return next(self.inner)
+            value = next(self.inner)
+            elements = 1
+            return value
         finally:
-            self.tally.add(perf_ns() - wall, thread_time_ns() - cpu)
+            self.tally.add(wall, perf_ns(), thread_time_ns() - cpu, elements)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -123,7 +133,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         # Every slot has a thread; the gate lets only `parallelism` of them read at once.
         self.gate = Gate(self.parallelism) if self.tunable or self.parallelism < node.cycle_length else None
         self.capacity = max(2, node.block_length)
-        self.reads = ReadTally()
+        self.reads = ReadTally(id(self))
 
     def _open(self, element: Any, position: int) -> NodeIterator:
         sub = super()._open(element, position)

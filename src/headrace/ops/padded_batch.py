@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.args import boolean, integer
-from ..core.batch_iterator import BatchingIterator
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
-from ..core.padding import (
+from .support.batch_iterator import BatchingIterator
+from .support.padding import (
     check_padded_shapes,
     check_padding_values,
     padded_spec,

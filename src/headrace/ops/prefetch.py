@@ -34,6 +34,9 @@ class PrefetchNode(Node):
         self.buffer_size = buffer_size
         self.name = name
 
+    def is_noop(self) -> bool:
+        return self.buffer_size == 0
+
     def describe_args(self) -> str:
         return "AUTOTUNE" if self.buffer_size == AUTOTUNE else str(self.buffer_size)
 

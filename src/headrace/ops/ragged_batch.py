@@ -7,13 +7,13 @@ from typing import Any
 import numpy as np
 
 from ..core.args import boolean, integer
-from ..core.batching import leaf_paths, stack
 from ..core.errors import StructureError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
 from ..core.spec import to_array
 from ..core.state import encode_element
 from ..core.structure import flatten, pack_as
 from ..io.ragged import Ragged
+from .support.batching import leaf_paths, stack
 
 
 def ragged_stack(rows: list, path: str, first_index: int) -> Any:
@@ -97,14 +97,12 @@ class RaggedBatchIterator(NodeIterator):
         rows = self.rows
         if not rows or (node.drop_remainder and len(rows) < node.batch_size):
             raise StopIteration
-        start = perf_ns()
         first = self.position - len(rows)
         columns = list(zip(*(flatten(row) for row in rows)))
         paths = leaf_paths(rows[0])
         leaves = [ragged_stack(list(column), path, first) for column, path in zip(columns, paths)]
         self.rows = []
         out = pack_as(rows[0], leaves) if isinstance(rows[0], (tuple, dict)) else leaves[0]
-        self.self_ns += perf_ns() - start
         self.produced += 1
         return out
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core.batching import LayoutCheck, check_batched, concat_rows, slice_rows
 from ..core.errors import InvalidArgumentError, StructureError
-from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
+from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator
 from ..core.spec import TensorSpec
 from ..core.state import encode_element
 from ..core.structure import flatten, map_structure
+from .support.batching import LayoutCheck, check_batched, concat_rows, slice_rows
 
 
 def _batch_sizes(batch_size: Any) -> tuple[int, ...]:
@@ -162,9 +162,7 @@ class RebatchIterator(NodeIterator):
                 self.done = True
                 self.pieces, self.rows = [], 0
                 raise StopIteration
-            start = perf_ns()
             out = self._take(min(want, self.rows))
-            self.self_ns += perf_ns() - start
         self.cycle_index = (self.cycle_index + 1) % len(sizes)
         self.produced += 1
         return out

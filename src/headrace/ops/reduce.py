@@ -9,7 +9,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
 from ..core.node import Context, Node, note_stage
 from ..core.options import Options
-from ..core.user_state import as_state, check_new_state
+from .support.user_state import as_state, check_new_state
 
 _CHUNK = 256  # elements pulled per call: the per-call cost is paid once per chunk
 

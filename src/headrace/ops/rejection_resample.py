@@ -20,7 +20,6 @@ from ..core.node import (
     call,
     fresh_seed,
     note_stage,
-    perf_ns,
     resolve_seed,
 )
 
@@ -129,7 +128,6 @@ class RejectionResampleIterator(NodeIterator):
         node = self.node
         while True:
             element = next(self.parent)
-            start = perf_ns()
             label = self._class(element)
             self.counts[label] += 1
             initial = node.initial if node.initial is not None else self.counts / self.counts.sum()
@@ -138,7 +136,6 @@ class RejectionResampleIterator(NodeIterator):
             accept = ratio[label] / ratio.max()
             draw = np.random.default_rng([self.seed, self.iteration, self.position]).random()
             self.position += 1
-            self.self_ns += perf_ns() - start
             if draw < accept:
                 self.produced += 1
                 return np.int32(label), element

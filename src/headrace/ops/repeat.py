@@ -27,6 +27,9 @@ class RepeatNode(Node):
         self.count = -1 if count is None else count
         self.name = name
 
+    def is_noop(self) -> bool:
+        return self.count == 1
+
     def describe_args(self) -> str:
         return "" if self.count == -1 else str(self.count)
 

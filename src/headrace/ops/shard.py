@@ -42,6 +42,9 @@ class ShardNode(Node):
         self.index = index
         self.name = name
 
+    def is_noop(self) -> bool:
+        return self.num_shards == 1
+
     def describe_args(self) -> str:
         return f"{self.num_shards}, {self.index}"
 

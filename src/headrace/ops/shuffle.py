@@ -7,7 +7,7 @@ import numpy as np
 from ..core.args import boolean, integer
 from ..core.counters import buffer_nbytes
 from ..core.errors import check
-from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, perf_ns, resolve_seed
+from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, resolve_seed
 from ..core.state import encode_element
 
 _BLOCK = 1024  # uniforms drawn per numpy call; one numpy call per element would dominate the cost
@@ -122,7 +122,6 @@ class ShuffleIterator(NodeIterator):
         buffer = self.buffer
         if not buffer:
             raise StopIteration
-        start = perf_ns()
         incoming: list = []
         if not self.exhausted:
             try:
@@ -143,7 +142,6 @@ class ShuffleIterator(NodeIterator):
                 buffer.pop()
         self.draws += count
         self.produced += count
-        self.self_ns += perf_ns() - start
         return out
 
     def reset(self) -> None:
@@ -235,10 +233,8 @@ class IndexShuffleIterator(NodeIterator):
         count = min(n, len(self._buffer))
         if count <= 0:
             raise StopIteration
-        start = perf_ns()
         indices = self._pick(count)
         out = self.parent_node.elements_at(np.asarray(indices, dtype=np.int64), self._access)
-        self.self_ns += perf_ns() - start
         self.produced += count
         return out
 

@@ -24,6 +24,9 @@ class SkipNode(Node):
         self.count = count
         self.name = name
 
+    def is_noop(self) -> bool:
+        return self.count == 0
+
     def describe_args(self) -> str:
         return str(self.count)
 

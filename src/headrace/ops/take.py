@@ -22,6 +22,9 @@ class TakeNode(Node):
         self.count = count
         self.name = name
 
+    def is_noop(self) -> bool:
+        return self.count == -1
+
     def describe_args(self) -> str:
         return str(self.count)
 

@@ -8,7 +8,7 @@ from typing import Any
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator, note_stage, perf_ns, predicate_bool
+from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator, note_stage, predicate_bool
 from ..core.state import encode_element
 
 
@@ -87,9 +87,7 @@ class TakeWhileIterator(NodeIterator):
             chunk = self.parent.next_chunk(n)
             first = self.position
             self.position += len(chunk)
-        start = perf_ns()
         out = self._accept(chunk, first)
-        self.self_ns += perf_ns() - start
         if not out:
             raise StopIteration
         self.produced += len(out)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.batching import LayoutCheck, check_batched, slice_rows, split
 from ..core.errors import InvalidArgumentError, StructureError
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
 from ..core.state import encode_element
 from ..core.structure import map_structure
+from .support.batching import LayoutCheck, check_batched, slice_rows, split
 
 
 class UnbatchNode(Node):
@@ -56,11 +56,9 @@ class UnbatchIterator(NodeIterator):
         while self.offset >= len(self.rows):
             batch = next(self.parent)
             self.position += 1
-            start = perf_ns()
             check_batched(batch, self.name, self.position - 1)
             self.layout(batch, self.position - 1)
             self.batch, self.rows, self.offset = batch, split(batch), 0
-            self.self_ns += perf_ns() - start
 
     def next_chunk(self, n: int) -> list:
         if self.offset >= len(self.rows):

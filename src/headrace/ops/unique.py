@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
-from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
+from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator
 from ..core.state import encode_element
 
 
@@ -70,14 +70,12 @@ class UniqueIterator(NodeIterator):
         out: list = []
         while not out:
             chunk = self.parent.next_chunk(n)
-            start = perf_ns()
             for element in chunk:
                 key = unique_key(element, self.name, self.position)
                 self.position += 1
                 if key not in self.seen:
                     self.seen[key] = element
                     out.append(element)
-            self.self_ns += perf_ns() - start
         self.produced += len(out)
         return out
 

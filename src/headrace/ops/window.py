@@ -7,7 +7,7 @@ from typing import Any
 from ..core.args import boolean, integer
 from ..core.elements import ElementsNode
 from ..core.errors import check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, perf_ns
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
 from ..core.state import encode_element
 from ..core.structure import flatten, pack_as
 
@@ -106,7 +106,6 @@ class WindowIterator(NodeIterator):
 
     def __next__(self):
         self._fill()
-        start = perf_ns()
         node = self.node
         if not self.buffer or (node.drop_remainder and len(self.buffer) < self.span):
             raise StopIteration
@@ -115,7 +114,6 @@ class WindowIterator(NodeIterator):
         self.to_skip += node.shift - dropped
         del self.buffer[:dropped]
         out = node.make_window(rows)
-        self.self_ns += perf_ns() - start
         self.produced += 1
         return out
 

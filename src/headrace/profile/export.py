@@ -17,101 +17,129 @@ _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#
 MAX_FLOWS = 20_000
 
 
-def _thread_names(stats: Stats) -> dict[int, str]:
-    """Readable names of the threads the recorded calls ran on: the consumer's first."""
-    first_stage: dict[int, int] = {}
-    for index, thread, *_ in stats.slices:
-        first_stage[thread] = min(index, first_stage.get(thread, index))
-    names, workers = {}, 0
-    for thread, index in sorted(first_stage.items(), key=lambda item: item[1]):
-        if index == 0:
-            names[thread] = "consumer thread"
+def _tracks(stats: Stats) -> dict[tuple[int, int], tuple[int, str]]:
+    """A trace thread id and a readable name for each (process, thread) the recorded slices ran on.
+
+    In the pipeline's process the consumer's thread comes first, then the threads running stages
+    (prefetch, interleave readers) and stages' worker threads; a worker process has one track.
+    """
+    # A thread is named after the outermost stage it calls, or else the stage it works for.
+    first: dict[tuple[int, int], tuple[bool, int, float]] = {}  # track -> (worker, stage, start)
+    for piece in stats.slices:
+        track, rank = (piece.pid, piece.thread), (piece.worker, piece.stage, piece.start)
+        if track not in first or rank < first[track]:
+            first[track] = rank
+    tracks: dict[tuple[int, int], tuple[int, str]] = {}
+    workers = 0
+    for track, (worker, stage, _) in sorted(first.items(), key=lambda item: item[1]):
+        pid, thread = track
+        if pid != stats.pid:
+            tracks[track] = (thread, f"worker process {pid}")
+        elif stage == 0 and not worker and not tracks:
+            tracks[track] = (1, "consumer thread")
         else:
             workers += 1
-            names[thread] = f"worker thread {workers} (runs {stats.stages[index].name})"
+            tracks[track] = (workers + 1, f"worker thread {workers} (runs {stats.stages[stage].name})")
+    return tracks
+
+
+def _process_names(stats: Stats) -> dict[int, str]:
+    """A readable name for each process: the pipeline's, then each worker process with its stage."""
+    names = {stats.pid: "headrace pipeline"}
+    for piece in stats.slices:
+        if piece.pid not in names:
+            names[piece.pid] = f"worker process {piece.pid} (runs {stats.stages[piece.stage].name})"
     return names
 
 
-def _slice_events(stats: Stats, tids: dict[int, int]) -> list[dict]:
+def _flow(
+    number: int, source: tuple[int, int], source_ts: float, target: tuple[int, int], target_ts: float
+) -> list[dict]:
+    """An arrow from the slice around ``source_ts`` on track ``source`` to the one around
+    ``target_ts`` on ``target`` (tracks as (trace pid, trace tid))."""
+    common = {"name": "element", "cat": "flow", "id": number}
+    return [
+        {**common, "ph": "s", "pid": source[0], "tid": source[1], "ts": source_ts * 1e6},
+        {**common, "ph": "f", "bp": "e", "pid": target[0], "tid": target[1], "ts": target_ts * 1e6},
+    ]
+
+
+def _slice_events(stats: Stats, tracks: dict[tuple[int, int], tuple[int, str]]) -> list[dict]:
     events: list[dict] = []
-    last_produced: dict[int, int] = {}
-    by_stage: dict[int, list[tuple[int, float, float]]] = {}
-    for index, thread, start, end, produced in stats.slices:
-        stage = stats.stages[index]
+    calls: dict[int, list] = {}  # stage -> its calls, as (end, start, track)
+    chunks: dict[int, list] = {}  # stage -> its workers' chunks, likewise
+    for piece in stats.slices:
+        stage = stats.stages[piece.stage]
+        track = (piece.pid, tracks[(piece.pid, piece.thread)][0])
+        args: dict[str, Any] = {} if piece.elements is None else {"elements": piece.elements}
+        if piece.worker:
+            args["work"] = "a chunk computed by a worker"
         events.append(
             {
                 "ph": "X",
-                "pid": 1,
-                "tid": tids[thread],
-                "ts": start * 1e6,
-                "dur": max(end - start, 1e-9) * 1e6,
+                "pid": track[0],
+                "tid": track[1],
+                "ts": piece.start * 1e6,
+                "dur": max(piece.end - piece.start, 1e-9) * 1e6,
                 "name": stage.name,
-                "cat": stage.op,
-                "args": {"elements": produced - last_produced.get(index, 0)},
+                "cat": "worker" if piece.worker else stage.op,
+                "args": args,
             }
         )
-        last_produced[index] = produced
-        by_stage.setdefault(index, []).append((thread, start, end))
-    # Arrows from a producer's call on one thread to the consumer's call that took its output on
-    # another (prefetch, parallel interleave): where work crosses threads.
+        (chunks if piece.worker else calls).setdefault(piece.stage, []).append(
+            (piece.end, piece.start, track)
+        )
+    for pieces in (*calls.values(), *chunks.values()):
+        pieces.sort()
+    # Arrows where work crosses threads or processes: from a worker's chunk to the first call of its
+    # stage that could hand its output on (ending after it), and from a stage's call on one thread
+    # to the first call of the stage above on another that ends after it (prefetch, interleave).
     flows = 0
     for stage in stats.stages:
-        consumer = by_stage.get(stage.index, [])
-        for child in stage.inputs:
+        takers = calls.get(stage.index, [])
+        for producers in (chunks.get(stage.index, []), *(calls.get(child, []) for child in stage.inputs)):
             position = 0
-            for thread, start, end in by_stage.get(child, []):
-                while position < len(consumer) and consumer[position][2] < end:
+            for end, start, track in producers:
+                while position < len(takers) and takers[position][0] < end:
                     position += 1
-                if position == len(consumer) or flows >= MAX_FLOWS:
+                if position == len(takers) or flows >= MAX_FLOWS:
                     break
-                taker, taker_start, taker_end = consumer[position]
-                if taker == thread:
+                taker_end, taker_start, taker = takers[position]
+                if taker == track:
                     continue
                 flows += 1
-                common = {"name": "element", "cat": "flow", "pid": 1, "id": flows}
-                events.append({**common, "ph": "s", "tid": tids[thread], "ts": (start + end) / 2 * 1e6})
-                events.append(
-                    {
-                        **common,
-                        "ph": "f",
-                        "bp": "e",
-                        "tid": tids[taker],
-                        "ts": (max(taker_start, end) + taker_end) / 2 * 1e6,
-                    }
+                events.extend(
+                    _flow(flows, track, (start + end) / 2, taker, (max(taker_start, end) + taker_end) / 2)
                 )
     return events
 
 
 def trace_events(stats: Stats) -> dict:
-    """A Chrome/Perfetto trace: each recorded call as a slice on its thread (``record_calls``),
-    arrows where elements cross threads, startup, and counter tracks per stage."""
-    events: list[dict] = [
-        {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "headrace pipeline"}}
-    ]
-    names = _thread_names(stats)
-    tids = {thread: number for number, thread in enumerate(names, 1)}
-    consumer_tid = next((tids[t] for t, name in names.items() if name == "consumer thread"), 1)
-    for thread, name in names.items():
+    """A Chrome/Perfetto trace: each recorded call as a slice on its thread and each worker chunk on
+    its worker's thread or process (``record_calls``), arrows where elements cross threads or
+    processes, startup, and counter tracks per stage."""
+    pid = stats.pid
+    tracks = _tracks(stats)
+    events: list[dict] = []
+    for number, (process, name) in enumerate(_process_names(stats).items()):
+        events.append({"ph": "M", "pid": process, "name": "process_name", "args": {"name": name}})
         events.append(
-            {"ph": "M", "pid": 1, "tid": tids[thread], "name": "thread_name", "args": {"name": name}}
+            {"ph": "M", "pid": process, "name": "process_sort_index", "args": {"sort_index": number}}
         )
+    consumer_tid = next((tid for (p, _), (tid, name) in tracks.items() if name == "consumer thread"), 1)
+    for (process, _), (tid, name) in tracks.items():
+        events.append({"ph": "M", "pid": process, "tid": tid, "name": "thread_name", "args": {"name": name}})
         events.append(
-            {
-                "ph": "M",
-                "pid": 1,
-                "tid": tids[thread],
-                "name": "thread_sort_index",
-                "args": {"sort_index": tids[thread]},
-            }
+            {"ph": "M", "pid": process, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}
         )
-    if not names:
+    if not any(name == "consumer thread" for _, name in tracks.values()):
         events.append(
-            {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "consumer thread"}}
+            {"ph": "M", "pid": pid, "tid": 1, "name": "thread_name", "args": {"name": "consumer thread"}}
         )
     events.append(
         {
             "ph": "X",
-            "pid": 1,
+            "pid": pid,
             "tid": consumer_tid,
             "ts": 0,
             "dur": max(stats.startup_seconds, 1e-9) * 1e6,
@@ -125,24 +153,30 @@ def trace_events(stats: Stats) -> dict:
             {
                 "ph": "i",
                 "s": "p",
-                "pid": 1,
+                "pid": pid,
                 "tid": consumer_tid,
                 "ts": stats.first_element_seconds * 1e6,
                 "name": "first element",
             }
         )
-    events.extend(_slice_events(stats, tids))
+    events.extend(_slice_events(stats, tracks))
     timeline = stats.timeline
     for t, rate in timeline.rates():
-        events.append({"ph": "C", "pid": 1, "ts": t * 1e6, "name": "consumer", "args": {"elements/s": rate}})
+        events.append(
+            {"ph": "C", "pid": pid, "ts": t * 1e6, "name": "consumer", "args": {"elements/s": rate}}
+        )
     for t, share in timeline.wait_fractions():
-        events.append({"ph": "C", "pid": 1, "ts": t * 1e6, "name": "consumer", "args": {"wait share": share}})
+        events.append(
+            {"ph": "C", "pid": pid, "ts": t * 1e6, "name": "consumer", "args": {"wait share": share}}
+        )
     for stage in stats.stages:
         for what, key in ((0, "elements/s"), (1, "busy share"), (2, "buffered")):
             if what == 2 and not stage.buffer_capacity:
                 continue
             for t, value in timeline.stage_series(stage.index, what):
-                events.append({"ph": "C", "pid": 1, "ts": t * 1e6, "name": stage.name, "args": {key: value}})
+                events.append(
+                    {"ph": "C", "pid": pid, "ts": t * 1e6, "name": stage.name, "args": {key: value}}
+                )
     totals = {
         s.name: {
             "produced": s.produced,

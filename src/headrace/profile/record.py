@@ -1,8 +1,10 @@
-"""``record_calls()``: keep every stage call as a slice for the trace (off by default).
+"""``record_calls()``: keep every stage call and every worker chunk as a slice for the trace (off by default).
 
 The timing template (``core/counters.py``) times every call anyway; while a recording is on, it
-also appends one tuple per call to a bounded log, so a trace can show each call and each batch on
-the thread that made it. Costs about one tuple per call and ``max_calls`` tuples of memory.
+also logs one tuple per call, and the workers of parallel maps, ``parallelize`` and parallel
+interleave log one per chunk of work, so the trace shows each call, each batch and each worker
+chunk on the thread or process that did it. Costs about one tuple per call or chunk and
+``max_calls`` tuples of memory; when no recording runs, workers pay one check per chunk.
 
 >>> import headrace as hr
 >>> with hr.profile.record_calls() as log:
@@ -15,24 +17,30 @@ True
 from __future__ import annotations
 
 import contextlib
-from collections import deque
 from collections.abc import Iterator
 
 from ..core import counters
+from ..core.counters import CallLog
+from ..core.errors import check
 
 #: the log of the last recording that ended, so stats taken after the ``with`` block still see it
-_last: deque | None = None
+_last: CallLog | None = None
 
 
 @contextlib.contextmanager
-def record_calls(max_calls: int = 1_000_000) -> Iterator[deque]:
-    """Record each stage call (and each batch) for the trace while the block runs; keeps the
-    newest ``max_calls`` calls."""
+def record_calls(max_calls: int = 1_000_000) -> Iterator[CallLog]:
+    """Record each stage call, batch and worker chunk for the trace while the block runs; keeps
+    the newest ``max_calls``. Start it before ``iter(ds)``: a stage that ran before the recording
+    began shows its first recorded call without an element count."""
     global _last
-    if max_calls < 1:
-        raise ValueError(f"record_calls: max_calls must be at least 1, got {max_calls}")
+    check(
+        isinstance(max_calls, int) and not isinstance(max_calls, bool) and max_calls >= 1,
+        "record_calls: max_calls",
+        max_calls,
+        "an int of at least 1 (how many of the newest calls and chunks to keep)",
+    )
     outer = counters.call_log
-    log: deque = deque(maxlen=max_calls)
+    log = CallLog(max_calls)
     counters.call_log = log
     try:
         yield log
@@ -41,6 +49,6 @@ def record_calls(max_calls: int = 1_000_000) -> Iterator[deque]:
         _last = log
 
 
-def current_log() -> deque | None:
+def current_log() -> CallLog | None:
     """The recording in progress, else the last one that ended, else None."""
     return counters.call_log if counters.call_log is not None else _last

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..core.counters import StageCounters, busy_seconds
+from ..core.counters import CHUNK, StageCounters, busy_seconds
 from .advice import Diagnosis, diagnose
 from .export import html_page, trace_events
 from .record import current_log
@@ -64,7 +65,6 @@ _KNOWN = {
     "name",
     "op",
     "produced",
-    "self_seconds",
     "busy_seconds",
     "parallelism",
     "executor",
@@ -75,6 +75,18 @@ _KNOWN = {
     "bytes_out_per_element",
     "buffer_bytes",
 }
+
+
+class Slice(NamedTuple):
+    """One recorded slice of the trace (``record_calls``)."""
+
+    stage: int  #: index in ``Stats.stages``
+    pid: int  #: the process it ran in: ``Stats.pid``, or a worker process
+    thread: int  #: the thread (``threading.get_ident()``); a worker process's own pid
+    start: float  #: seconds since ``iter()``
+    end: float  #: seconds since ``iter()``
+    elements: int | None  #: produced by the call, or computed in the chunk; None if not known
+    worker: bool  #: True: a chunk a worker did for the stage; False: a call of the stage
 
 
 #: a first call counts as one-time cost only when it exceeds this and several steady calls
@@ -157,15 +169,28 @@ class Stats:
             wall = max(elapsed_seconds, 1e-9) * stage.parallelism
             stage.utilisation = min(1.0, stage.busy_seconds / wall)
             self.stages.append(stage)
-        #: recorded calls (``record_calls``): (stage index, thread id, start s, end s, elements so far)
-        self.slices: list[tuple[int, int, float, float, int]] = []
+        #: this process: the one the consumer and the stages' calls ran in
+        self.pid = os.getpid()
+        #: what ran when, while ``record_calls`` recorded: each call of a stage on the thread that
+        #: made it, and each chunk of work a stage's worker thread or process did for it
+        self.slices: list[Slice] = []
         log = current_log()
         if log is not None:
             origin = iterator.created_ns
-            for key, thread, start, end, produced in list(log):
+            for key, (pid, thread), start, end, elements, kind in list(log):
                 slot = index_of.get(key)
                 if slot is not None and start >= origin:
-                    self.slices.append((slot, thread, (start - origin) / 1e9, (end - origin) / 1e9, produced))
+                    self.slices.append(
+                        Slice(
+                            slot,
+                            pid,
+                            thread,
+                            (start - origin) / 1e9,
+                            (end - origin) / 1e9,
+                            elements,
+                            kind == CHUNK,
+                        )
+                    )
         self._diagnosis: Diagnosis | None = None
         tuner = getattr(iterator, "tuner", None)
         self._tuned_config = tuner.config() if tuner is not None and tuner.stages else {}

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError, check
+from ..core.errors import InvalidArgumentError, add_note, check
 from ..io.compression import normalize_compression
 from ..io.example import parse_example, serialize_example
 from ..io.fs import as_path, check_storage_options, exists, glob, is_url, make_parent_dirs
@@ -80,7 +80,7 @@ def read_file_batches(
         try:
             parsed = parse_example(list(batch), features)
         except Exception as exc:
-            exc.add_note(f"headrace.ray.read_tfrecords: while parsing {path!r}")
+            add_note(exc, f"headrace.ray.read_tfrecords: while parsing {path!r}")  # also on Python 3.10
             raise
         yield {key: _column(value) for key, value in parsed.items()}
 

@@ -118,14 +118,14 @@ class ParallelMapIterator(NodeIterator):
                     warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=4)
         if self.kind == "process":
             try:
-                self._handle.executor = ProcessExecutor(self.fn, self.workers, stage)
+                self._handle.executor = ProcessExecutor(self.fn, self.workers, stage, key=id(self))
             except Exception as exc:
                 raise WorkerError(
                     f"{stage}: map_func cannot be sent to process workers ({type(exc).__name__}: {exc}); "
                     "make it picklable with cloudpickle or pass executor='thread'"
                 ) from exc
         else:
-            self._handle.executor = ThreadExecutor(self.fn, self.workers, stage)
+            self._handle.executor = ThreadExecutor(self.fn, self.workers, stage, key=id(self))
 
     def _choose(self) -> None:
         # Once per stage per pipeline: a later epoch or iter() reuses the first measurement, so a
@@ -317,7 +317,9 @@ class ParallelMapIterator(NodeIterator):
         if self.executor is None:
             self._start()
         elif self.kind == "process" and self.executor.closed:
-            self._handle.executor = ProcessExecutor(self.fn, self.workers, self.name, self.executor)
+            self._handle.executor = ProcessExecutor(
+                self.fn, self.workers, self.name, self.executor, key=id(self)
+            )
         self._fill()
         while True:
             position = self._peek()
@@ -437,11 +439,9 @@ class ParallelMapIterator(NodeIterator):
 
     def counters(self) -> dict:
         executor = self.executor
-        if executor is not None:
-            self.self_ns = int(executor.busy_seconds() * 1e9)  # time in map_func, summed over workers
         out = super().counters()
         out.update(
-            busy_seconds=self.self_ns / 1e9,
+            busy_seconds=executor.busy_seconds() if executor is not None else 0.0,  # in map_func, all workers
             cpu_seconds=executor.cpu_seconds() if executor is not None else 0.0,
             executor=self.kind or "undecided",
             executor_reason=self.kind_reason,

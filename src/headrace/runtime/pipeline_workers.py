@@ -22,6 +22,7 @@ import weakref
 from collections import deque
 from typing import Any
 
+from ..core import counters
 from ..core.errors import CheckpointError, WorkerError, add_note
 from ..core.node import Context, NodeIterator, note_stage, perf_ns
 from ..core.state import encode_element
@@ -209,11 +210,15 @@ class ParallelizeIterator(NodeIterator):
                 "and importable in a fresh process"
             ) from error
         share.in_flight -= 1
-        _, generation, items, state, ended, busy = reply
+        _, generation, items, state, ended, (start, end) = reply
         if generation != self.generation:
             _discard(reply)
             return
+        busy = end - start
         self.busy_ns += busy
+        log = counters.call_log  # one check per chunk: a slice on the worker's process track
+        if log is not None:
+            log.add_chunk(id(self), worker.pid, worker.pid, start, end, len(items))
         for ok, payload in items:
             share.buffer.append(decode_result(ok, payload, worker.pid, self.name))
         share.received += len(items)

@@ -12,6 +12,9 @@
 - The parent waits on every worker's socket at once; a worker that dies closes its socket, so its
   death is noticed at once and reported with its pid and signal (from the launcher, which reaps it).
 - Elements cross in both directions through :mod:`headrace.runtime.shm`.
+- Each answer carries its chunk's start and end (``perf_counter_ns``, one clock for every process on
+  Linux): while ``headrace.profile.record_calls`` records, the chunk becomes a slice on the worker
+  process's track in the trace.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..core import counters
 from ..core.errors import WorkerError, add_note
 from ..core.node import perf_ns
 from . import shutdown as registry
@@ -107,13 +111,21 @@ def describe_unavailable(stage: str, why: str) -> str:
 class ProcessExecutor:
     kind = "process"
 
-    def __init__(self, fn: Callable, workers: int, stage: str, previous: ProcessExecutor | None = None):
+    def __init__(
+        self,
+        fn: Callable,
+        workers: int,
+        stage: str,
+        previous: ProcessExecutor | None = None,
+        key: int = 0,
+    ):
         import cloudpickle  # noqa: PLC0415 (only process executors need it)
 
         # A later epoch's executor (``previous``: the last one) starts from what that one learnt.
         self.payload = previous.payload if previous is not None else cloudpickle.dumps(fn)
         self.workers = workers
         self.stage = stage
+        self.key = key  # id() of the owning iterator: what recorded chunks are booked to
         self.owner = os.getpid()
         self.prefix = segment_prefix(self.owner, f"{next(_serials)}")
         self.writer = SegmentWriter(self.prefix + "in-")
@@ -194,7 +206,7 @@ class ProcessExecutor:
                     if left <= 0 or not conn.poll(left):
                         return False
                     message = conn.recv_bytes()
-                kind, body = load(message)
+                kind, body = load(message)[:2]
                 if kind != "done":
                     return False
                 for task, ok, _, payload in body:
@@ -288,7 +300,8 @@ class ProcessExecutor:
             if message is None:
                 self._check_dead(index)
                 return
-            kind, body = load(message)
+            reply = load(message)
+            kind, body = reply[0], reply[1]
             if kind in (INIT_FAILED, BAD_MESSAGE):
                 error = unpack_error(body, pid)
                 what = "load map_func" if kind == INIT_FAILED else "decode a message"
@@ -309,6 +322,10 @@ class ProcessExecutor:
             self.busy_ns += busy
             if body:
                 self._adapt(busy / len(body))
+            log = counters.call_log  # one check per chunk: a slice on the worker's process track
+            if log is not None:
+                start, end = reply[2]
+                log.add_chunk(self.key, pid, pid, start, end, len(body))
 
     def _adapt(self, element_ns: float) -> None:
         """Chunk size from the measured time per element: about CHUNK_SECONDS of work."""

@@ -227,6 +227,7 @@ class BufferedIterator(NodeIterator):
     """
 
     state_keys = ("parent", "buffer")
+    inputs_on_other_threads = True  # the producer thread calls the parent
 
     def __init__(self, node, parent: NodeIterator, capacity: int, gate: threading.Semaphore | None = None):
         super().__init__(node, parent)
@@ -305,4 +306,6 @@ class BufferedIterator(NodeIterator):
             producer_blocked_seconds=producer.full_wait_ns / 1e9,
             snapshots_taken=producer.policy.taken,
         )
+        if "bytes_in_per_element" in out:  # elements held are the parent's: its measured mean size
+            out["buffer_bytes"] = out["buffered"] * out["bytes_in_per_element"]
         return out

@@ -6,6 +6,9 @@ results in one message. ``chunk_size`` follows the measured time per element so 
 about :data:`CHUNK_SECONDS` of work: cheap functions pay one queue hand-off (and GIL switch) per
 chunk instead of per element, while slow ones (I/O) keep chunks of one and full parallelism.
 
+While ``headrace.profile.record_calls`` records, each chunk is also a slice of the owning stage on
+the worker's thread (``core.counters.CallLog``); otherwise a worker pays one check per chunk.
+
 The owner (a parallel map) bounds how many tasks are in flight, so neither queue grows without
 limit. Worker threads hold no reference to their owner, so an abandoned iterator is garbage
 collected and stops them.
@@ -22,12 +25,14 @@ collected and stops them.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable
 from time import thread_time_ns
 from typing import Any
 
+from ..core import counters
 from ..core.node import perf_ns
 from . import shutdown as registry
 from .calls import apply
@@ -40,10 +45,11 @@ MAX_CHUNK = 64
 class ThreadExecutor:
     kind = "thread"
 
-    def __init__(self, fn: Callable, workers: int, stage: str):
+    def __init__(self, fn: Callable, workers: int, stage: str, key: int = 0):
         self.fn = fn
         self.workers = workers
         self.stage = stage
+        self.key = key  # id() of the owning iterator: what recorded chunks are booked to (no reference)
         self.tasks: queue.SimpleQueue = queue.SimpleQueue()
         self.results: queue.SimpleQueue = queue.SimpleQueue()
         self.busy_ns = [0] * workers  # time each worker spent in the function
@@ -66,7 +72,7 @@ class ThreadExecutor:
             self.cpu_ns.append(0)
         thread = threading.Thread(
             target=_work,
-            args=(self.fn, self.tasks, self.results, self.busy_ns, self.cpu_ns, index),
+            args=(self.fn, self.tasks, self.results, self.busy_ns, self.cpu_ns, index, self.key),
             name=f"headrace {self.stage} worker {index}",
             daemon=True,  # an interpreter exit must never wait for a user function
         )
@@ -166,8 +172,10 @@ def _work(
     busy_ns: list,
     cpu_ns: list,
     index: int,
+    key: int,
 ) -> None:
     task = element = None
+    pid, thread = os.getpid(), threading.get_ident()
     while True:
         chunk = tasks.get()
         if chunk is _STOP:
@@ -179,9 +187,13 @@ def _work(
                 out.append((task, True, apply(fn, element, rng_key)))
             except BaseException as exc:  # noqa: BLE001 (delivered to the consumer, who re-raises it)
                 out.append((task, False, exc))
-        busy = perf_ns() - start
+        end = perf_ns()
+        busy = end - start
         busy_ns[index] += busy
         cpu_ns[index] += thread_time_ns() - cpu_start
+        log = counters.call_log  # one check per chunk: a slice on this thread while recording
+        if log is not None:
+            log.add_chunk(key, pid, thread, start, end, len(out))
         chunk = task = element = None  # hold no element while waiting for the next chunk
         results.put((out, busy))
         out = None

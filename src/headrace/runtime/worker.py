@@ -4,10 +4,11 @@ A worker serves one *job* at a time and then goes back to its pool for the next,
 a new pipeline reuses it:
 
 - ``("map", function, where, prefix)``: then ``("tasks", [(task, rng_key, element), ...])``
-  chunks, each answered by one ``("done", [(task, ok, busy_ns, payload), ...])``;
+  chunks, each answered by one ``("done", [(task, ok, busy_ns, payload), ...], (start_ns, end_ns))``
+  (the chunk's ``perf_counter_ns`` times: the parent draws them in its trace while recording);
 - ``("pipeline", node, options, iteration, where, prefix)``: a whole pipeline (``parallelize``),
   then ``("pull", generation, count, seconds)`` answered by ``("chunk", generation, items, state,
-  ended, busy_ns)``, and ``("set_state", generation, state)``, ``("reset", generation)``;
+  ended, (start_ns, end_ns))``, and ``("set_state", generation, state)``, ``("reset", generation)``;
 - ``("end",)`` finishes the job.
 
 Each element's result is encoded on its own (``payload``): a value that cannot be pickled here, or
@@ -143,6 +144,7 @@ def _map_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
         if not loaded:
             continue
         results = []
+        chunk_start = perf_ns()
         for task, rng_key, element in message[1]:
             start = perf_ns()
             try:
@@ -153,7 +155,7 @@ def _map_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
             element = None
         message = None
         try:
-            conn.send_bytes(dump(("done", results), None))
+            conn.send_bytes(dump(("done", results, (chunk_start, perf_ns())), None))
         except OSError:
             return False
 
@@ -190,9 +192,10 @@ def _pipeline_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
                         it.reset()
                     else:
                         it.set_state(message[2])
-                    reply = ("chunk", message[1], [], None, False, 0)
+                    reply = ("chunk", message[1], [], None, False, (0, 0))
                 except BaseException as exc:  # noqa: BLE001
-                    reply = ("chunk", message[1], [(False, pickle.dumps(pack_error(exc)))], None, True, 0)
+                    error = [(False, pickle.dumps(pack_error(exc)))]
+                    reply = ("chunk", message[1], error, None, True, (0, 0))
             try:
                 conn.send_bytes(dump(reply, None))
             except OSError:
@@ -223,4 +226,4 @@ def _pull(it: Any, message: tuple, writer: SegmentWriter) -> tuple:
         state = it.get_state()
     except Exception as exc:  # noqa: BLE001 (a checkpoint of the parallelize stage says why)
         state = {"__unavailable__": f"{type(exc).__name__}: {exc}"}
-    return ("chunk", generation, items, state, ended, perf_ns() - start)
+    return ("chunk", generation, items, state, ended, (start, perf_ns()))

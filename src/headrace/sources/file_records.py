@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from ..core.args import integer
 from ..core.errors import CheckpointError, check
-from ..core.node import Context, Node, NodeIterator, perf_ns
+from ..core.node import Context, Node, NodeIterator
 from ..io.compression import DecompressingReader, normalize_compression
 from ..io.fs import as_path, check_storage_options, open_file
 
@@ -115,7 +115,6 @@ class FileRecordsIterator(NodeIterator):
     def next_chunk(self, n: int) -> list:
         if self._records is None:
             self._open()
-        start = perf_ns()
         out = []
         records = self._records
         for _ in range(n):
@@ -123,7 +122,6 @@ class FileRecordsIterator(NodeIterator):
             if record is _END:
                 break
             out.append(record)
-        self.self_ns += perf_ns() - start
         if not out:
             self._close_file()
             self._records = iter(())

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.errors import CheckpointError, InvalidArgumentError, StructureError
 from ..core.naming import describe
-from ..core.node import Context, Node, NodeIterator, note_stage, perf_ns
+from ..core.node import Context, Node, NodeIterator, note_stage
 from ..core.spec import TensorShape, TensorSpec, string, to_array
 from ..core.state import encode_element
 from ..core.structure import describe_structure
@@ -243,7 +243,6 @@ class GeneratorIterator(NodeIterator):
         source = self._source if self._source is not None else self._open()
         convert = self.node.convert
         out: list = []
-        start = perf_ns()
         try:
             for _ in range(n):
                 value = next(source)
@@ -259,8 +258,6 @@ class GeneratorIterator(NodeIterator):
                 note_stage(exc, self.name, self.yielded)
             self.ready = out  # served first next call: an error loses only its own element
             raise
-        finally:
-            self.self_ns += perf_ns() - start
         self.produced += len(out)
         return out
 

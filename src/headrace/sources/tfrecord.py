@@ -23,7 +23,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError, InvalidArgumentError, check
-from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Node, NodeIterator, perf_ns
+from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Node, NodeIterator
 from ..core.spec import TensorSpec, string
 from ..io.compression import normalize_compression
 from ..io.fs import as_path, check_storage_options, exists, is_url
@@ -392,29 +392,25 @@ class TFRecordIterator(NodeIterator):
             self._advance()
 
     def next_chunk(self, n: int) -> list:
-        start = perf_ns()
-        try:
-            if self.pending_error is not None:
-                error, self.pending_error = self.pending_error, None
-                raise error
-            if len(self.slots) == 1:
-                out = self._step(n)
-            else:
-                out = []
-                while len(out) < n:
-                    try:
-                        out.extend(self._step(1))
-                    except StopIteration:
-                        if not out:
-                            raise
-                        break
-                    except RecordError as error:
-                        if not out:
-                            raise
-                        self.pending_error = error  # served after the records read before it
-                        break
-        finally:
-            self.self_ns += perf_ns() - start
+        if self.pending_error is not None:
+            error, self.pending_error = self.pending_error, None
+            raise error
+        if len(self.slots) == 1:
+            out = self._step(n)
+        else:
+            out = []
+            while len(out) < n:
+                try:
+                    out.extend(self._step(1))
+                except StopIteration:
+                    if not out:
+                        raise
+                    break
+                except RecordError as error:
+                    if not out:
+                        raise
+                    self.pending_error = error  # served after the records read before it
+                    break
         self.produced += len(out)
         return out
 

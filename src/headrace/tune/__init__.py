@@ -2,6 +2,5 @@
 (:mod:`.model`), the in-iterator tuner (:mod:`.tuner`) and static rewrites (:mod:`.rewrite`)."""
 
 from . import budget, model, rewrite, tuner
-from .rewrite import batch_safe
 
-__all__ = ["batch_safe", "budget", "model", "rewrite", "tuner"]
+__all__ = ["budget", "model", "rewrite", "tuner"]

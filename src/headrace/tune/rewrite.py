@@ -8,61 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..core.naming import describe
-from ..core.node import AUTOTUNE, Node, derived
+from ..core.node import Node, derived
 from ..core.options import Options
-from ..core.results import CONVERTED, tf_result
-from ..ops.batch import BatchNode
-from ..ops.map import MapNode
-from ..ops.prefetch import PrefetchNode
-from ..ops.repeat import RepeatNode
-from ..ops.shard import ShardNode
-from ..ops.skip import SkipNode
-from ..ops.take import TakeNode
 from ..runtime import choose
 
-_BATCH_SAFE = "__headrace_batch_safe__"
 _PLURAL = {"thread": "threads", "process": "processes"}
-
-
-def batch_safe(fn: Callable) -> Callable:
-    """Declare that ``fn`` gives the same result on a batch as on each element, stacked (it is
-    vectorised), so ``map(fn).batch(n)`` may run as ``batch(n).map(fn)``: one call per batch.
-
-    >>> import numpy as np, headrace as hr
-    >>> @hr.batch_safe
-    ... def scale(x):
-    ...     return x * 2
-    >>> ds = hr.Dataset.range(4).map(scale).batch(2)
-    >>> [b.tolist() for b in ds]
-    [[0, 2], [4, 6]]
-    >>> print(ds.explain().splitlines()[-1])
-    - map(scale at <doctest headrace.tune.rewrite.batch_safe[1]>:1) moved after batch(2, drop_remainder=False): one call per batch (declared batch_safe)
-    """
-    setattr(fn, _BATCH_SAFE, True)
-    return fn
-
-
-def is_batch_safe(fn: Callable) -> bool:
-    return bool(getattr(fn, _BATCH_SAFE, False))
-
-
-class FusedFunction:
-    """``second(first(x))`` with tf.data's unpacking of tuples at each step; picklable."""
-
-    def __init__(self, first: Callable, second: Callable):
-        self.first, self.second = first, second
-
-    def __call__(self, *args: Any) -> Any:
-        middle = self.first(*args)
-        if type(middle) in CONVERTED:  # the unfused map would have yielded tf_result(middle)
-            middle = tf_result(middle)
-        return self.second(*middle) if type(middle) is tuple else self.second(middle)
-
-    def __repr__(self) -> str:
-        return f"{describe(self.first)} -> {describe(self.second)}"
 
 
 @dataclass
@@ -72,37 +23,19 @@ class Plan:
     applied: list[str] = field(default_factory=list)
 
 
-def _is_noop(node: Node) -> bool:
-    if isinstance(node, TakeNode):
-        return node.count == -1
-    if isinstance(node, SkipNode):
-        return node.count == 0
-    if isinstance(node, RepeatNode):
-        return node.count == 1
-    if isinstance(node, PrefetchNode):
-        return node.buffer_size == 0
-    if isinstance(node, ShardNode):
-        return node.num_shards == 1
-    return False
-
-
-def _serial_unseeded(node: Node) -> bool:
-    return (
-        isinstance(node, MapNode)
-        and node.num_parallel_calls is None
-        and node.executor is None
-        and node.seed is None
-    )
-
-
 def _has_parallel_stage(node: Node) -> bool:
     return any(getattr(n, "num_parallel_calls", None) is not None for n in node.walk())
 
 
-def optimise(root: Node, options: Options) -> Plan:
-    """Rewrite the pipeline under ``root`` as ``options`` allow; the result is cached on ``root``."""
+def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | None = None) -> Plan:
+    """Rewrite the pipeline under ``root`` as ``options`` allow; the result is cached on ``root``.
+
+    The optimiser knows no op: each stage says whether it is a no-op, fuses with its parent or lets
+    its parent move after it (``Node.is_noop``, ``fused_with``, ``swapped_with``), and ``prefetch``
+    (given by the facade) builds the stage that ``inject_prefetch`` adds at the end.
+    """
     settings = options.experimental_optimization
-    key = repr(sorted(settings.to_dict().items()))
+    key = (repr(sorted(settings.to_dict().items())), prefetch is None)
     cache = derived(root).setdefault("optimized", {})
     if key in cache:
         return cache[key]
@@ -114,36 +47,32 @@ def optimise(root: Node, options: Options) -> Plan:
             return rewritten[id(node)]
         parents = [visit(p) for p in node.parents]
         out = node if all(a is b for a, b in zip(parents, node.parents)) else node.with_parents(*parents)
-        if settings.noop_elimination and _is_noop(out):
+        if settings.noop_elimination and out.is_noop():
             applied.append(f"- {node!r} removed: it changes nothing")
             out = parents[0]
-        elif settings.map_fusion and _serial_unseeded(out) and _serial_unseeded(parents[0]):
-            inner = parents[0]
-            name = f"{inner.describe_args()} -> {out.describe_args()}"
-            fused = MapNode(inner.parents[0], FusedFunction(inner.map_func, out.map_func), name=name)
-            applied.append(f"- {inner!r} and {node!r} fused into one stage: one call of overhead per element")
+        elif settings.map_fusion and len(parents) == 1 and (fused := out.fused_with(parents[0])) is not None:
+            applied.append(
+                f"- {parents[0]!r} and {node!r} fused into one stage: one call of overhead per element"
+            )
             out = fused
         elif (
             settings.map_batch_vectorization
-            and isinstance(out, BatchNode)
-            and isinstance(parents[0], MapNode)
-            and parents[0].seed is None
-            and is_batch_safe(parents[0].map_func)
+            and len(parents) == 1
+            and (swapped := out.swapped_with(parents[0])) is not None
         ):
-            inner = parents[0]
-            batched = out.with_parents(inner.parents[0])
-            out = inner.with_parents(batched)
-            applied.append(f"- {inner!r} moved after {node!r}: one call per batch (declared batch_safe)")
+            applied.append(f"- {parents[0]!r} moved after {node!r}: one call per batch (declared batch_safe)")
+            out = swapped
         rewritten[id(node)] = out
         return out
 
     optimised = visit(root)
     if (
         settings.inject_prefetch
-        and not isinstance(optimised, PrefetchNode)
+        and prefetch is not None
+        and optimised.op != "prefetch"
         and _has_parallel_stage(optimised)
     ):
-        optimised = PrefetchNode(optimised, AUTOTUNE)
+        optimised = prefetch(optimised)
         applied.append(
             "- prefetch(AUTOTUNE) added at the end: the pipeline's parallel stages overlap the training step"
         )
@@ -151,9 +80,9 @@ def optimise(root: Node, options: Options) -> Plan:
     return result
 
 
-def explain(root: Node, options: Options) -> str:
-    """Logical plan, optimised plan and the rewrites between them."""
-    plan = optimise(root, options)
+def explain(root: Node, options: Options, prefetch: Callable[[Node], Node] | None = None) -> str:
+    """Logical plan, optimised plan and the rewrites between them (``prefetch`` as in :func:`optimise`)."""
+    plan = optimise(root, options, prefetch)
 
     def lines(node: Node) -> list[str]:
         out: list[str] = []
@@ -180,10 +109,11 @@ def executor_lines(root: Node) -> list[str]:
     first iteration and kept for every later one (see :mod:`headrace.runtime.choose`)."""
     out = []
     for node in root.walk():
-        if not isinstance(node, MapNode) or node.num_parallel_calls is None:
+        if not node.chooses_executor or getattr(node, "num_parallel_calls", None) is None:
             continue
-        if node.executor is not None:
-            out.append(f"- {node!r}: {_PLURAL[node.executor]} (executor={node.executor!r} was given)")
+        given = getattr(node, "executor", None)
+        if given is not None:
+            out.append(f"- {node!r}: {_PLURAL[given]} (executor={given!r} was given)")
             continue
         choice = choose.remembered(node)
         if choice is None:

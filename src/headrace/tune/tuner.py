@@ -10,8 +10,9 @@ its reason; ``Stats.report()`` prints them and ``Stats.tuned_config()`` exports 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol, cast
 
+from ..core.counters import StageCounters, busy_seconds
 from ..core.node import NodeIterator
 from ..core.options import Options
 from ..core.structure import flatten
@@ -31,6 +32,19 @@ CLEAR_DROP = 0.8
 RETRY_ROUNDS = 8  # rounds before growing past a ceiling again (conditions change); doubles each failure
 
 
+class TunableStage(Protocol):
+    """What the tuner needs of a stage: the optional knob methods of ``NodeIterator`` subclasses."""
+
+    @property
+    def name(self) -> str: ...
+
+    def counters(self) -> dict: ...
+
+    def tunable_knobs(self) -> dict[str, tuple[int, int]]: ...
+
+    def set_knob(self, name: str, value: int) -> None: ...
+
+
 def _nbytes(element: Any) -> int:
     return sum(
         getattr(leaf, "nbytes", len(leaf) if isinstance(leaf, bytes) else 8) for leaf in flatten(element)
@@ -40,13 +54,19 @@ def _nbytes(element: Any) -> int:
 class Tuner:
     def __init__(self, stages: list[NodeIterator], options: Options):
         self.options = options.autotune
-        self.stages = [s for s in stages if getattr(s, "tunable_knobs", None) and s.tunable_knobs()]
+        # NodeIterator does not declare the knob methods (stages opt in), so the filter is the check.
+        self.stages: list[TunableStage] = [
+            cast(TunableStage, s)
+            for s in stages
+            if getattr(s, "tunable_knobs", None) and cast(TunableStage, s).tunable_knobs()
+        ]
         self.cpu_budget = cpu_budget(self.options)
         self.ram_budget = ram_budget(self.options)
         self.decisions: dict[str, list[Decision]] = {}
         self.rounds = 0
         self.frozen = self.options.tuned_config is not None
-        self._last = None  # (consumer produced, consumer wait, elapsed) at the previous round
+        # (consumer produced, consumer wait, elapsed) at the previous round
+        self._last: tuple[int, float, float] | None = None
         self._last_cpu = time.process_time()  # CPU seconds of the whole process: saturation shows here
         self.element_bytes: dict[str, float] = {}
         # Hill climbing on the measured rate: stage -> (value before it grew, rate then).
@@ -105,7 +125,8 @@ class Tuner:
                     StageMeasure(
                         stage.name,
                         "parallel",
-                        counters.get("busy_seconds", counters.get("self_seconds", 0.0)) / made,
+                        # counters() is typed as a plain dict in core; its keys are StageCounters'.
+                        busy_seconds(cast(StageCounters, counters)) / made,
                         made / max(1, produced),
                         current,
                         maximum,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import InvalidArgumentError, StructureError
-from .spec import to_array
-from .state import StateFields
-from .structure import describe_structure, flatten, map_structure
+from ...core.errors import InvalidArgumentError, StructureError
+from ...core.spec import to_array
+from ...core.state import StateFields
+from ...core.structure import describe_structure, flatten, map_structure
 
 
 def _as_state_leaf(leaf: Any) -> Any:

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from ...core.errors import InvalidArgumentError, StructureError
+from ...core.spec import TensorSpec, to_array
+from ...core.structure import describe_structure, flatten, pack_as
 from .batching import leaf_columns, leaf_paths
-from .errors import InvalidArgumentError, StructureError
-from .spec import TensorSpec, to_array
-from .structure import describe_structure, flatten, pack_as
 
 
 def as_shape(value: Any, where: str) -> tuple[int | None, ...] | None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import StructureError
-from .spec import to_array
-from .structure import describe_structure, flatten, pack_as, same_structure
+from ...core.errors import StructureError
+from ...core.spec import to_array
+from ...core.structure import describe_structure, flatten, pack_as, same_structure
 
 #: dtype kinds that batch together (numpy would silently upcast across them, e.g. ints and str to str)
 _KIND = {

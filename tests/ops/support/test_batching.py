@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.core.batching import LayoutCheck, leaf_columns, leaf_kind, stack
 from headrace.core.errors import StructureError
 from headrace.core.structure import flatten, same_structure
+from headrace.ops.support.batching import LayoutCheck, leaf_columns, leaf_kind, stack
 
 shapes = st.recursive(
     st.just("leaf"),

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from headrace.core.errors import InvalidArgumentError, StructureError
-from headrace.core.padding import (
+from headrace.core.spec import TensorSpec
+from headrace.ops.support.padding import (
     as_shape,
     pad_stack,
     padded_stack,
@@ -10,7 +11,6 @@ from headrace.core.padding import (
     resolve_padded_shapes,
     resolve_padding_values,
 )
-from headrace.core.spec import TensorSpec
 
 
 def test_as_shape_accepts_lists_tuples_arrays_specs_and_tf_shapes():
