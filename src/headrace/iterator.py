@@ -51,7 +51,7 @@ class Iterator:
         self._root = node.iterator(Context(self.options))
         self._next = self._root.__next__
         # Sampled stage timing (core/counters.py): every call is timed at first, then one call in
-        # about sample_one_in + 1; between them the stages run as their untimed twins.
+        # about sample_one_in + 1; between them the stages pass their calls straight through.
         self._sampled = sampled_stages(self._root)
         self._timed_now = True
         self._until_switch = counters.WARMUP_CALLS
@@ -132,7 +132,6 @@ class Iterator:
             set_timed(self._sampled, True, weight=self._gap + 1)
             self._timed_now = True  # this call is timed; the next one decides again
             self._wait_at_switch = self.wait_ns
-        self._next = self._root.__next__
 
     def _sample(self, now: int) -> None:
         """Record counters for the timeline; called from next() at most once per interval."""
@@ -208,8 +207,7 @@ class Iterator:
                 f"  saved:   {saved[:300]}\n  this one: {self._signature[:300]}{hint}"
             )
         produced = fields.int("produced")
-        # fields.dict returns None only when optional=True; core types it as always optional.
-        self._root.set_state(cast(dict, fields.dict("state")))
+        self._root.set_state(fields.dict("state"))
         self.produced = produced
 
     def stages(self) -> list[NodeIterator]:

@@ -215,3 +215,11 @@ def test_a_damaged_settings_file_is_a_clear_error(image_folder, tmp_path):
     (tmp_path / ".img.convert.json").write_text('{"num_sha')
     with pytest.raises(InvalidArgumentError, match=r"img.convert.json is damaged .*delete it"):
         convert(image_folder, prefix, num_shards=2, workers=1)
+
+
+def test_ray_address_false_means_local_processes_and_other_values_are_refused(tmp_path):
+    np.save(tmp_path / "x.npy", np.arange(6, dtype=np.int64))
+    paths = convert(tmp_path / "x.npy", tmp_path / "out", workers=1, ray_address=False)
+    assert len(paths) == 1 and sum(1 for _ in tf_record_iterator(paths[0])) == 6
+    with pytest.raises(InvalidArgumentError, match="ray_address=3 is not allowed"):
+        convert(tmp_path / "x.npy", tmp_path / "out2", workers=1, ray_address=3)

@@ -257,3 +257,10 @@ def test_a_failed_write_leaves_no_temporary(examples, monkeypatch):
         build_index(examples)
     assert not [name for name in os.listdir(os.path.dirname(examples)) if ".incomplete-" in name]
     assert not os.path.exists(index_path(examples))
+
+
+def test_random_access_refuses_an_index_policy_that_gives_no_index(tmp_path, golden_dir):
+    path = tmp_path / "a.tfrecord"
+    shutil.copy(os.path.join(golden_dir, "examples.tfrecord"), path)
+    with pytest.raises(InvalidArgumentError, match="index=False is not allowed: random access needs an index"):
+        IndexedRecords(path, index=False)

@@ -1,6 +1,7 @@
 import time
 
 import numpy as np
+import pytest
 
 import headrace as hr
 
@@ -169,3 +170,28 @@ def test_a_flat_rate_while_the_consumer_barely_waits_is_not_held_against_growth(
     tuner.step(400, wait_seconds=0.104, elapsed=0.2)  # same rate, but the consumer set the pace
     assert "did not raise the rate" not in tuner.explanation()["map(read)"]
     assert tuner._ceilings == {}
+
+
+def _parallel_map_pipeline(line: int, options):
+    # The same map defined `line` lines into its file: its stage name says "at <tuned>:<line>".
+    namespace: dict = {}
+    exec(compile("\n" * (line - 1) + "def work(x):\n    return x\n", "<tuned>", "exec"), namespace)
+    return hr.Dataset.range(50).map(namespace["work"], num_parallel_calls=hr.AUTOTUNE).with_options(options)
+
+
+def test_a_frozen_configuration_survives_an_edit_that_moves_the_function():
+    options = hr.Options()
+    options.autotune.tuned_config = {"map(work at <tuned>:3)": {"parallelism": 3}}
+    it = iter(_parallel_map_pipeline(40, options))  # now at line 40: the same stage
+    assert it.root.name != "map(work at <tuned>:3)"
+    list(it)
+    assert it.stats().tuned_config()[it.root.name] == {"parallelism": 3}
+
+
+def test_a_frozen_configuration_for_a_missing_stage_warns_and_names_the_stages():
+    options = hr.Options()
+    options.autotune.tuned_config = {"map(other at x.py:1)": {"parallelism": 3}}
+    with pytest.warns(RuntimeWarning, match=r"does not have: \['map\(other at x.py:1\)'\]") as record:
+        it = iter(_parallel_map_pipeline(5, options))
+    assert record[0].filename == __file__
+    list(it)

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import user_stacklevel
+
 #: Captured objects bigger than this are not digested (the warning is a cheap help, never a cost).
 _DIGEST_LIMIT_BYTES = 1 << 24
 _DIGEST_LIMIT_ITEMS = 10_000
@@ -137,8 +139,7 @@ def freeze(fn: Any) -> Any:
     frozen.__module__ = fn.__module__
     frozen.__doc__ = fn.__doc__
     frozen.__annotations__ = fn.__annotations__
-    frozen.__headrace_frozen__ = True
-    frozen.__headrace_captured__ = digests
+    frozen.__dict__.update(__headrace_frozen__=True, __headrace_captured__=digests)
     return frozen
 
 
@@ -158,7 +159,7 @@ def check_captured(fn: Any, stage: str) -> None:
                 "now; tf.data would have used the contents it had then. Build the dataset after the value "
                 "is final, or capture a copy",
                 CapturedValueChanged,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
 

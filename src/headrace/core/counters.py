@@ -12,11 +12,10 @@ call of each stage is kept apart (``first_call_seconds``): it carries one-time c
 compile, starting workers or filling a shuffle buffer, which would otherwise inflate the per-element
 figure.
 
-Timing is sampled where it would cost: two clock reads and a wrapper's frame per call doubled the
-time of a cheap unbatched pipeline. Each class has an untimed twin (:func:`untimed`), and the
-consumer (``headrace.Iterator``) switches the stages its calls drive between the two
-(:func:`set_timed`): every call while calls are slow or recorded, else one call after each random
-gap, counted for the gap. A stage and its inputs are switched together, so they are timed in the
+Timing is sampled where it would cost: two clock reads per call nearly doubled the time of a cheap
+unbatched pipeline. The consumer (``headrace.Iterator``) switches the stages its calls drive between
+timed and untimed calls (:func:`set_timed`): every call while calls are slow or recorded, else one
+call after each random gap, counted for the gap. A stage and its inputs are switched together, so they are timed in the
 same calls and self times (a difference of two totals) stay consistent; sampling each stage on its
 own was tried and made that difference wrong by more than the stage's time on short runs.
 """
@@ -195,21 +194,6 @@ WARMUP_CALLS = 32
 SLOW_CALL_NS = 1_000_000
 
 
-def untimed(cls: type) -> type:
-    """``cls``'s twin whose ``__next__``/``next_chunk`` are the unwrapped methods (see ``timed``):
-    the same class for every other purpose (a subclass with no attributes of its own)."""
-    namespace: dict[str, Any] = {
-        "__slots__": (),
-        "__module__": cls.__module__,
-        "__qualname__": cls.__qualname__,
-    }
-    for name in ("__next__", "next_chunk"):
-        method = getattr(cls, name, None)
-        if method is not None:
-            namespace[name] = getattr(method, "__wrapped__", method)
-    return type(cls.__name__, (cls,), namespace, untimed_twin=True)
-
-
 def sampled_stages(root: Any) -> list:
     """The stages whose calls all run inside the consumer's calls to ``root``: the ones the
     consumer may switch between timed and untimed. Stops below a stage that calls its inputs from
@@ -224,16 +208,20 @@ def sampled_stages(root: Any) -> list:
 
 
 def set_timed(stages: list, on: bool, weight: int = 1) -> None:
-    """Switch ``stages`` to their timed classes, each call's time counting ``weight`` times (the
-    timed call stands for the untimed calls before it: an unbiased estimate of the total, with a
-    stage and its inputs timed in the same calls so self times stay consistent), or to their
-    untimed twins."""
+    """Switch ``stages`` to timed calls, each call's time counting ``weight`` times (the timed call
+    stands for the untimed calls before it: an unbiased estimate of the total, with a stage and its
+    inputs timed in the same calls so self times stay consistent), or to untimed calls.
+
+    Untimed is the wrapper's nested-call flag (``timing``) held up between calls: the wrapper then
+    passes straight through, one attribute check. (Swapping each stage's class for an unwrapped twin
+    was tried: changing an object's class defeats CPython's specialised attribute access, and the
+    untimed calls came out slower than timed ones.)"""
     for it in stages:
         if on:
-            it.__class__ = it.timed_class
+            it.timing = False
             it.weight = weight
         else:
-            it.__class__ = it.untimed_class
+            it.timing = True
 
 
 def exclusive_ns(iterator: Any) -> float:

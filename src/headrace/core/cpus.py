@@ -27,10 +27,10 @@ def cgroup_cpu_limit(root: str = "/sys/fs/cgroup") -> float | None:
         if quota != "max" and period:
             return int(quota) / int(period)
         return None
-    quota = read_system_file(os.path.join(root, "cpu", "cpu.cfs_quota_us"))
-    period = read_system_file(os.path.join(root, "cpu", "cpu.cfs_period_us"))
-    if quota and period and int(quota) > 0:
-        return int(quota) / int(period)
+    quota_us = read_system_file(os.path.join(root, "cpu", "cpu.cfs_quota_us"))
+    period_us = read_system_file(os.path.join(root, "cpu", "cpu.cfs_period_us"))
+    if quota_us and period_us and int(quota_us) > 0:
+        return int(quota_us) / int(period_us)
     return None
 
 

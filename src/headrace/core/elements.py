@@ -41,7 +41,7 @@ class ElementsNode(Node):
         return ElementsIterator(self)
 
 
-class ElementsIterator(NodeIterator):
+class ElementsIterator(NodeIterator[ElementsNode]):
     state_keys = ("index",)
 
     def __init__(self, node: ElementsNode):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class HeadraceError(Exception):
     """Base class of every error headrace raises itself (user exceptions pass through unchanged)."""
@@ -40,7 +42,8 @@ def add_note(exc: BaseException, note: str) -> None:
         notes = getattr(exc, "__notes__", None)
         if notes is None:
             try:
-                exc.__notes__ = notes = []
+                # 3.10's stubs have no BaseException.__notes__ (this branch only runs on 3.10)
+                exc.__notes__ = notes = []  # type: ignore[attr-defined]
             except AttributeError:  # some builtin exceptions refuse new attributes
                 return
         notes.append(note)
@@ -63,3 +66,17 @@ def check(condition: bool, name: str, value: object, allowed: str) -> None:
     """Raise InvalidArgumentError naming the argument, its value and what is allowed."""
     if not condition:
         raise InvalidArgumentError(f"{name}={shown(value)} is not allowed: {allowed}")
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for ``warnings.warn`` that names the user's line: the first frame outside
+    headrace, however many headrace frames (timed stage calls, chunks, adapters) lie between.
+
+    Called from the function that calls ``warnings.warn``.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "headrace":
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

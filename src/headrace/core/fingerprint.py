@@ -277,9 +277,10 @@ class _Hasher:
             flat = array.reshape(-1)
             step = -(-array.nbytes // _SAMPLED_BYTES)
             self.token(b"~", str(step).encode())
-            self._hash.update(np.ascontiguousarray(flat[::step]).view(np.uint8))
+            # numpy declares the buffer protocol (__buffer__) to type checkers only for Python >= 3.12
+            self._hash.update(np.ascontiguousarray(flat[::step]).view(np.uint8))  # type: ignore[arg-type]
         else:
-            self._hash.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+            self._hash.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8))  # type: ignore[arg-type]
 
     def _seen(self, value: Any) -> bool:
         """True (and a back-reference hashed) when ``value`` was hashed already; else remember it."""

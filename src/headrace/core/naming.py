@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable
+
+# " at prep.py:12", " at <doctest x[1]>:1", " at <string>:3": where describe() says a function is.
+_LOCATION = re.compile(r" at (?:<[^>]*>|[^\s,()\[\]<>]+):\d+")
 
 
 def describe(fn: Callable | None) -> str:
@@ -28,3 +32,13 @@ def describe(fn: Callable | None) -> str:
     if code is None:
         return name
     return f"{name} at {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+
+def without_locations(text: str) -> str:
+    """``text`` (a stage name or a pipeline signature) without the file:line of its functions, for
+    keys that must survive an edit elsewhere in the file: derived seeds, a frozen tuned config.
+
+    >>> without_locations("map(parse at prep.py:12)<-[range(0, 3, 1)]")
+    'map(parse)<-[range(0, 3, 1)]'
+    """
+    return _LOCATION.sub("", text)

@@ -22,12 +22,14 @@ from __future__ import annotations
 import itertools
 import secrets
 import time
-from typing import Any, ClassVar
+from collections.abc import Iterator
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from .counters import element_sizes, exclusive_ns, timed, total_ns, untimed
+from .counters import element_sizes, exclusive_ns, timed, total_ns
 from .errors import InvalidArgumentError, UserStopIteration, add_note
+from .naming import without_locations
 from .options import Options
 from .state import StateFields
 
@@ -188,7 +190,7 @@ class Node:
         parents = ", ".join(p.signature() for p in self.parents)
         return f"{self!r}<-[{parents}]" if parents else repr(self)
 
-    def walk(self):
+    def walk(self) -> Iterator[Node]:
         """This node and every ancestor, depth first, each once."""
         seen: set[int] = set()
         stack = [self]
@@ -224,8 +226,16 @@ class Node:
         self._iterations = itertools.count()
 
 
-class NodeIterator:
-    """Base class of the iterators a node builds; holds the counters every stage keeps."""
+#: the node type an iterator class iterates (``class TakeIterator(NodeIterator[TakeNode])``).
+NodeT = TypeVar("NodeT", bound=Node)
+
+
+class NodeIterator(Generic[NodeT]):
+    """Base class of the iterators a node builds; holds the counters every stage keeps.
+
+    Generic in its node, so ``self.node`` has the subclass's node type: a subclass declares it as
+    ``class TakeIterator(NodeIterator[TakeNode])``; a bare ``NodeIterator`` is any stage.
+    """
 
     #: name of the keys a subclass stores in its state, checked on restore.
     state_keys: ClassVar[tuple[str, ...]] = ()
@@ -243,26 +253,17 @@ class NodeIterator:
     #: the stage calls its inputs from a thread of its own (prefetch): the consumer's sampled timing
     #: (``core.counters.sampled_stages``) stops there and times every call below it.
     inputs_on_other_threads: ClassVar[bool] = False
-    #: the class whose calls are timed and its twin whose calls are not (see ``set_timed``).
-    timed_class: ClassVar[type]
-    untimed_class: ClassVar[type]
 
-    def __init_subclass__(cls, untimed_twin: bool = False, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         # The timing template: every stage's next/next_chunk is timed by one wrapper, so ops do not
-        # time themselves. Each class also gets an untimed twin (the same methods, unwrapped): the
-        # consumer switches its stages to the twin between sampled calls, so untimed calls pay
-        # nothing, not even a wrapper's frame.
+        # time themselves.
         super().__init_subclass__(**kwargs)
-        if untimed_twin:
-            return
         for method in ("__next__", "next_chunk"):
             if method in cls.__dict__:
                 setattr(cls, method, timed(cls.__dict__[method]))
-        cls.timed_class = cls
-        cls.untimed_class = untimed(cls)
 
-    def __init__(self, node: Node, *inputs: NodeIterator):
-        self.node = node
+    def __init__(self, node: NodeT, *inputs: NodeIterator):
+        self.node: NodeT = node
         self.inputs = list(inputs)
         self.produced = 0
         self.closed = False
@@ -297,6 +298,16 @@ class NodeIterator:
 
     def set_state(self, state: dict) -> None:
         raise NotImplementedError
+
+    def tunable_knobs(self) -> dict[str, tuple[int, int]]:
+        """Knobs the autotuner may set, name -> (current value, maximum); none by default."""
+        return {}
+
+    def set_knob(self, name: str, value: int) -> None:
+        """Set one of :meth:`tunable_knobs` (the autotuner calls this)."""
+        raise InvalidArgumentError(
+            f"{self.name} has no tunable knob {name!r}; its knobs are {sorted(self.tunable_knobs())}"
+        )
 
     def close(self) -> None:
         if self.closed:
@@ -333,10 +344,6 @@ class NodeIterator:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-
-NodeIterator.timed_class = NodeIterator
-NodeIterator.untimed_class = untimed(NodeIterator)
 
 
 def call(fn, element: Any) -> Any:
@@ -406,6 +413,8 @@ def resolve_seed(seed: int | None, ctx: Context, node: Node, fallback: int) -> i
         return int(seed)
     if ctx.options.seed is not None:
         # Stable per stage: derived from the global seed and the stage's description.
-        digest = np.random.SeedSequence([ctx.options.seed, *node.signature().encode()]).generate_state(2)
+        # Not the functions' file:line, so an edit elsewhere in the file keeps every seed.
+        key = without_locations(node.signature()).encode()
+        digest = np.random.SeedSequence([ctx.options.seed, *key]).generate_state(2)
         return int(digest[0]) << 31 ^ int(digest[1])
     return fallback

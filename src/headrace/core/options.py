@@ -50,7 +50,7 @@ class ExternalStatePolicy(enum.IntEnum):
     FAIL = 2
 
 
-def _is_enum(kind: type) -> Callable[[Any], bool]:
+def _is_enum(kind: type[enum.Enum]) -> Callable[[Any], bool]:
     return lambda value: value is None or value in set(kind)
 
 

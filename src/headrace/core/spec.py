@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -79,6 +79,7 @@ class TensorShape:
     """
 
     __slots__ = ("dims",)
+    dims: tuple[int | None, ...] | None
 
     def __init__(self, dims: Any):
         if isinstance(dims, TensorShape):
@@ -136,7 +137,9 @@ class TensorShape:
         return TensorShape(self.dims + other.dims)
 
     def num_elements(self) -> int | None:
-        return int(np.prod(self.dims, dtype=np.int64)) if self.is_fully_defined() else None
+        if not self.is_fully_defined():
+            return None
+        return int(np.prod(cast("tuple[int, ...]", self.dims), dtype=np.int64))  # no None: fully defined
 
     def __len__(self) -> int:
         if self.dims is None:

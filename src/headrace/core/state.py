@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -81,7 +82,8 @@ def decode_structure(tree: Any, leaf: Callable[[Any], Any], depth: int = 0) -> A
         if "nt" in tree:
             module, qualname, fields = _list(tree["nt"])
             kind = namedtuple_class(str(module), str(qualname), list(_list(fields)))
-            if kind is not None and len(kind._fields) == len(values):
+            # namedtuple_class checked that the class's _fields are ``fields``
+            if kind is not None and len(fields) == len(values):
                 return tuple.__new__(kind, values)
         return tuple(values)
     pairs = tree["d"]
@@ -190,7 +192,7 @@ def _decode_leaf(data: Any) -> Any:
             raise ValueError(f"{len(values)} items do not fill shape {shape}")
         if data.get("g") and shape:
             raise ValueError(f"a numpy scalar with shape {shape}")
-        array = np.empty(len(values), dtype=object)
+        array: np.ndarray = np.empty(len(values), dtype=object)
         array[:] = values
         array = array.reshape(shape)
         return array[()] if data.get("g") else array
@@ -260,16 +262,18 @@ class StateFields:
     def int(self, field: str, low: int | None = 0, high: int | None = None) -> int:
         return self.check_int(self.state[field], field, low, high)
 
-    def seed(self, field: str) -> int:
+    # The readers below are named after the types they return, so from here on ``int`` in the class
+    # body is the method: annotations name ``builtins.int`` (and bool, list, dict) instead.
+    def seed(self, field: str) -> builtins.int:
         """A random seed: any int numpy's SeedSequence takes (>= 0)."""
         return self.int(field, high=2**128 - 1)
 
-    def check_bool(self, value: Any, field: str) -> bool:
+    def check_bool(self, value: Any, field: str) -> builtins.bool:
         if not isinstance(value, (bool, np.bool_)):
             raise self.fail(field, value, "true or false")
         return bool(value)
 
-    def bool(self, field: str) -> bool:
+    def bool(self, field: str) -> builtins.bool:
         return self.check_bool(self.state[field], field)
 
     def choice(self, field: str, allowed: tuple) -> Any:
@@ -278,7 +282,9 @@ class StateFields:
             raise self.fail(field, value, f"one of {list(allowed)}")
         return value
 
-    def list(self, field: str, length: int | None = None, max_length: int | None = None) -> list:
+    def list(
+        self, field: str, length: builtins.int | None = None, max_length: builtins.int | None = None
+    ) -> builtins.list:
         """A list field, of exactly ``length`` or at most ``max_length`` items when given."""
         value = self.state[field]
         if not isinstance(value, (list, tuple)):
@@ -289,7 +295,9 @@ class StateFields:
             raise self.fail(field, f"a list of {len(value)} items", f"at most {max_length} items")
         return list(value)
 
-    def rows(self, field: str, width: int, max_length: int | None = None) -> list[list]:
+    def rows(
+        self, field: str, width: builtins.int, max_length: builtins.int | None = None
+    ) -> builtins.list[builtins.list]:
         """A list of fixed-width lists (e.g. ``[[position, is_output, element], ...]``); items unchecked."""
         rows = self.list(field, max_length=max_length)
         for i, row in enumerate(rows):
@@ -301,7 +309,13 @@ class StateFields:
         """The fields of a nested record (e.g. one interleave slot), checked like the stage's own."""
         return StateFields(value, self.stage, keys, prefix=f"{self.prefix}{field}.")
 
-    def dict(self, field: str, optional: bool = False) -> dict | None:
+    @overload
+    def dict(self, field: str, optional: Literal[False] = False) -> builtins.dict: ...
+
+    @overload
+    def dict(self, field: str, optional: builtins.bool) -> builtins.dict | None: ...
+
+    def dict(self, field: str, optional: builtins.bool = False) -> builtins.dict | None:
         """A nested state (a parent's), checked only for being a dict: its own stage checks the rest."""
         value = self.state[field]
         if value is None and optional:
@@ -316,13 +330,13 @@ class StateFields:
         except CheckpointError as exc:
             raise CheckpointError(f"{self.stage}: checkpoint field {self.prefix + field!r}: {exc}") from None
 
-    def element(self, field: str, optional: bool = False) -> Any:
+    def element(self, field: str, optional: builtins.bool = False) -> Any:
         value = self.state[field]
         if value is None and optional:
             return None
         return self.check_element(value, field)
 
-    def elements(self, field: str, max_length: int | None = None) -> list:
+    def elements(self, field: str, max_length: builtins.int | None = None) -> builtins.list:
         return [
             self.check_element(value, f"{field}[{i}]")
             for i, value in enumerate(self.list(field, max_length=max_length))

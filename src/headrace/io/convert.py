@@ -382,6 +382,13 @@ def convert(
     """
     src, prefix = as_path(src, "src"), as_path(dest_prefix, "dest_prefix")
     storage_options = check_storage_options(storage_options, "convert")
+    if not (ray_address is None or isinstance(ray_address, (bool, str))):
+        raise InvalidArgumentError(
+            f"convert: ray_address={ray_address!r} is not allowed: a Ray address 'HOST:PORT' or 'auto', "
+            "True for a local Ray, or None/False for local processes"
+        )
+    if ray_address is False:
+        ray_address = None
     if is_url(src) or is_url(prefix):
         options = dict(
             num_shards=num_shards,
@@ -442,9 +449,8 @@ def convert(
             if ray_address is not None:
                 from ..ray.executor import RayExecutor  # noqa: PLC0415 (the optional ray extra)
 
-                # ray_address=False is not special-cased (reaches ray as False); the cast keeps that
                 pool: RayExecutor | concurrent.futures.ProcessPoolExecutor = RayExecutor(
-                    cast("str | None", None if ray_address is True else ray_address)
+                    None if ray_address is True else ray_address
                 )
             else:
                 pool = concurrent.futures.ProcessPoolExecutor(

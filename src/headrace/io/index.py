@@ -284,7 +284,13 @@ class IndexedRecords:
         self.paths = [as_path(p) for p in paths]
         self.compression = normalize_compression(compression_type)
         self.storage_options = storage_options
-        # "build" and "require" never give None; index=False would (then len() below raises TypeError).
+        # Random access needs every file's index: only "build" and "require" (and None, read as
+        # "require") can give one for sure.
+        if index is not None and index not in ("build", "require"):
+            raise InvalidArgumentError(
+                f"IndexedRecords: index={index!r} is not allowed: random access needs an index; use "
+                "'build' (make missing or stale ones) or 'require' (raise if one is missing)"
+            )
         self.indexes = [
             cast(
                 RecordIndex,

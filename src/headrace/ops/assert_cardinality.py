@@ -45,7 +45,7 @@ class AssertCardinalityNode(Node):
         return AssertCardinalityIterator(self, self.parents[0].iterator(ctx))
 
 
-class AssertCardinalityIterator(NodeIterator):
+class AssertCardinalityIterator(NodeIterator[AssertCardinalityNode]):
     state_keys = ("parent", "count")
 
     def __init__(self, node: AssertCardinalityNode, parent: NodeIterator):

@@ -141,7 +141,7 @@ class BucketBySequenceLengthNode(Node):
         return BucketIterator(self, self.parents[0].iterator(ctx))
 
 
-class BucketIterator(NodeIterator):
+class BucketIterator(NodeIterator[BucketBySequenceLengthNode]):
     state_keys = ("parent", "position", "end_of_input", "pending", "buckets")
 
     def __init__(self, node: BucketBySequenceLengthNode, parent: NodeIterator):

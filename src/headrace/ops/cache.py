@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError
+from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError, user_stacklevel
 from ..core.fingerprint import blind_spots, fingerprint
 from ..core.node import Context, Node, NodeIterator
 from ..core.structure import map_structure
@@ -196,7 +196,7 @@ class CacheNode(Node):
         self.store = CacheStore()
 
 
-class CacheIterator(NodeIterator):
+class CacheIterator(NodeIterator[CacheNode]):
     """Reads from the store when it is filled at the start of a pass, else from the input (writing)."""
 
     state_keys = ("mode", "position", "start")
@@ -308,10 +308,10 @@ class CacheIterator(NodeIterator):
 
 
 def _warn(message: str) -> None:
-    warnings.warn(message, CacheWarning, stacklevel=3)
+    warnings.warn(message, CacheWarning, stacklevel=user_stacklevel())
 
 
-class DiskCacheIterator(NodeIterator):
+class DiskCacheIterator(NodeIterator[CacheNode]):
     """``cache(filename)``: each pass reads the complete cache file, or reads the input and writes it.
 
     Modes: ``read`` (from a complete file whose key matches), ``write`` (input to a temporary file,

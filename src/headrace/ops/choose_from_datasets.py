@@ -109,7 +109,7 @@ def _as_choice(value: Any) -> int | str:
     return f"{type(value).__name__} {value!r}"[:80]
 
 
-class ChooseFromDatasetsIterator(NodeIterator):
+class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
     state_keys = ("choice", "datasets", "exhausted", "done", "position", "choices", "ready")
 
     def __init__(self, node: ChooseFromDatasetsNode, choice: NodeIterator, datasets: list[NodeIterator]):

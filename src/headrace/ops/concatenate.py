@@ -64,7 +64,7 @@ class ConcatenateNode(Node):
         return ConcatenateIterator(self, self.parents[0].iterator(ctx), self.parents[1].iterator(ctx))
 
 
-class ConcatenateIterator(NodeIterator):
+class ConcatenateIterator(NodeIterator[ConcatenateNode]):
     state_keys = ("first", "second", "in_second")
 
     def __init__(self, node: ConcatenateNode, first: NodeIterator, second: NodeIterator):

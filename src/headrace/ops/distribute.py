@@ -200,7 +200,7 @@ def per_replica_count(total: int, num_replicas: int, remainder: str) -> int:
     return full + (1 if partial and remainder != "drop" else 0)
 
 
-class DistributeIterator(NodeIterator):
+class DistributeIterator(NodeIterator[DistributeNode]):
     """State: ``position``, the input position of the next block this iterator takes, and ``read``,
     how far its input stands. With one worker per replica both are the same on every replica (blocks
     are read or skipped whole), which is what makes a state restorable on another rank or job size."""

@@ -55,7 +55,7 @@ class EnumerateNode(Node):
         return EnumerateIterator(self, self.parents[0].iterator(ctx))
 
 
-class EnumerateIterator(NodeIterator):
+class EnumerateIterator(NodeIterator[EnumerateNode]):
     state_keys = ("parent", "index")
 
     def __init__(self, node: EnumerateNode, parent: NodeIterator):

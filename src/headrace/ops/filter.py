@@ -50,7 +50,7 @@ def _valid_true(result: object) -> bool:
         return False
 
 
-class FilterIterator(NodeIterator):
+class FilterIterator(NodeIterator[FilterNode]):
     state_keys = ("parent", "position", "pending")
 
     def __init__(self, node: FilterNode, parent: NodeIterator):

@@ -37,7 +37,7 @@ class FlatMapNode(Node):
         return FlatMapIterator(self, self.parents[0].iterator(ctx), ctx)
 
 
-class FlatMapIterator(NodeIterator):
+class FlatMapIterator(NodeIterator[FlatMapNode]):
     state_keys = ("parent", "position", "current")
 
     def __init__(self, node: FlatMapNode, parent: NodeIterator, ctx: Context):

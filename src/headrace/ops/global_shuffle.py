@@ -77,7 +77,7 @@ class GlobalShuffleNode(Node):
         )
 
 
-class GlobalShuffleIterator(NodeIterator):
+class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
     state_keys = ("seed", "iteration", "epoch", "position")
 
     def __init__(self, node: GlobalShuffleNode, ctx: Context, seed: int, iteration: int):

@@ -106,7 +106,7 @@ class GroupByWindowNode(Node):
         return GroupByWindowIterator(self, self.parents[0].iterator(ctx), ctx)
 
 
-class GroupByWindowIterator(NodeIterator):
+class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
     state_keys = ("parent", "position", "end_of_input", "pending", "groups", "window_sizes", "current")
 
     def __init__(self, node: GroupByWindowNode, parent: NodeIterator, ctx: Context):

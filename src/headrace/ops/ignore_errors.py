@@ -53,7 +53,7 @@ class IgnoreErrorsNode(Node):
         return IgnoreErrorsIterator(self, self.parents[0].iterator(ctx))
 
 
-class IgnoreErrorsIterator(NodeIterator):
+class IgnoreErrorsIterator(NodeIterator[IgnoreErrorsNode]):
     state_keys = ("parent", "errors_ignored")
 
     def __init__(self, node: IgnoreErrorsNode, parent: NodeIterator):

@@ -109,7 +109,7 @@ class InterleaveNode(Node):
         )
 
 
-class InterleaveIterator(NodeIterator):
+class InterleaveIterator(NodeIterator[InterleaveNode]):
     """tf.data's serial interleave: slots of open sub-iterators, visited round robin in blocks."""
 
     state_keys = ("parent", "position", "cycle_index", "block_index", "end_of_input", "slots")

@@ -170,7 +170,7 @@ def _check_picklable(map_func: Callable) -> None:
         ) from exc
 
 
-class MapIterator(NodeIterator):
+class MapIterator(NodeIterator[MapNode]):
     state_keys = ("parent", "position", "pending", "iteration", "epoch")
 
     def __init__(self, node: MapNode, parent: NodeIterator, iteration: int = 0):

@@ -74,7 +74,7 @@ class RaggedBatchNode(Node):
         return RaggedBatchIterator(self, self.parents[0].iterator(ctx))
 
 
-class RaggedBatchIterator(NodeIterator):
+class RaggedBatchIterator(NodeIterator[RaggedBatchNode]):
     state_keys = ("parent", "rows", "position", "ended")
 
     def __init__(self, node: RaggedBatchNode, parent: NodeIterator):

@@ -87,7 +87,7 @@ class RebatchNode(Node):
         return RebatchIterator(self, self.parents[0].iterator(ctx))
 
 
-class RebatchIterator(NodeIterator):
+class RebatchIterator(NodeIterator[RebatchNode]):
     state_keys = ("parent", "position", "cycle_index", "end_of_input", "done", "rest", "template")
 
     def __init__(self, node: RebatchNode, parent: NodeIterator):

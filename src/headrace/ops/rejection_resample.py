@@ -100,7 +100,7 @@ class RejectionResampleNode(Node):
         return RejectionResampleIterator(self, self.parents[0].iterator(ctx), seed, ctx.iteration_of(self))
 
 
-class RejectionResampleIterator(NodeIterator):
+class RejectionResampleIterator(NodeIterator[RejectionResampleNode]):
     state_keys = ("parent", "position", "counts", "iteration")
 
     def __init__(self, node: RejectionResampleNode, parent: NodeIterator, seed: int, iteration: int):

@@ -72,7 +72,7 @@ class RepeatNode(Node):
         return RepeatIterator(self, self.parents[0].iterator(ctx))
 
 
-class RepeatIterator(NodeIterator):
+class RepeatIterator(NodeIterator[RepeatNode]):
     state_keys = ("parent", "epoch", "in_epoch")
 
     def __init__(self, node: RepeatNode, parent: NodeIterator):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ..core.errors import CheckpointError, check
+from ..core.errors import CheckpointError, add_note, check
 from ..core.node import Context, Node, NodeIterator
 
 MAX_RESTARTS = 3  # per share and epoch: a share that kills its worker again and again is a bug, not bad luck
@@ -87,7 +87,7 @@ class _Lane:
         return {"state": self.state, "skip": self.skip + self.consumed, "done": self.done}
 
 
-class RunOnIterator(NodeIterator):
+class RunOnIterator(NodeIterator[RunOnNode]):
     state_keys = ("shares", "turn")
 
     def __init__(self, node: RunOnNode, ctx: Context):
@@ -140,8 +140,8 @@ class RunOnIterator(NodeIterator):
         except self.ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             error = cause if isinstance(cause, BaseException) else exc
-            error.add_note(
-                f"headrace: raised on the Ray worker of share {j} of {len(self.lanes)} in {self.name}"
+            add_note(  # BaseException.add_note is Python 3.11+; this works on 3.10 too
+                error, f"headrace: raised on the Ray worker of share {j} of {len(self.lanes)} in {self.name}"
             )
             raise error from None
         lane.state, lane.skip = lane.resume

@@ -166,7 +166,7 @@ class SampleFromDatasetsNode(Node):
         )
 
 
-class SampleFromDatasetsIterator(NodeIterator):
+class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
     state_keys = (
         "datasets",
         "weights",

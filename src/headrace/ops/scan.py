@@ -44,7 +44,7 @@ class ScanNode(Node):
         return ScanIterator(self, self.parents[0].iterator(ctx))
 
 
-class ScanIterator(NodeIterator):
+class ScanIterator(NodeIterator[ScanNode]):
     state_keys = ("parent", "position", "state")
 
     def __init__(self, node: ScanNode, parent: NodeIterator):

@@ -70,7 +70,7 @@ class ShardNode(Node):
         return ShardIterator(self, self.parents[0].iterator(ctx))
 
 
-class ShardIterator(NodeIterator):
+class ShardIterator(NodeIterator[ShardNode]):
     state_keys = ("parent", "position", "kept")
 
     def __init__(self, node: ShardNode, parent: NodeIterator):

@@ -77,7 +77,7 @@ class ShuffleNode(Node):
         return ShuffleIterator(self, self.parents[0].iterator(ctx), seed, iteration)
 
 
-class ShuffleIterator(NodeIterator):
+class ShuffleIterator(NodeIterator[ShuffleNode]):
     state_keys = ("parent", "seed", "iteration", "epoch", "draws", "exhausted", "buffer")
 
     def __init__(self, node: ShuffleNode, parent: NodeIterator, seed: int, iteration: int):
@@ -183,7 +183,7 @@ class ShuffleIterator(NodeIterator):
         return out
 
 
-class IndexShuffleIterator(NodeIterator):
+class IndexShuffleIterator(NodeIterator[ShuffleNode]):
     """The same shuffle over a random-access input, with the buffer holding indices, not elements.
 
     Elements are read by index when they leave the buffer, so the buffer costs 8 bytes per slot, and

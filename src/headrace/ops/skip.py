@@ -54,7 +54,7 @@ class SkipNode(Node):
         return SkipIterator(self, self.parents[0].iterator(ctx))
 
 
-class SkipIterator(NodeIterator):
+class SkipIterator(NodeIterator[SkipNode]):
     state_keys = ("parent", "skipped", "dropped")
 
     def __init__(self, node: SkipNode, parent: NodeIterator):

@@ -62,7 +62,7 @@ class SparseBatchNode(Node):
         return SparseBatchIterator(self, self.parents[0].iterator(ctx))
 
 
-class SparseBatchIterator(NodeIterator):
+class SparseBatchIterator(NodeIterator[SparseBatchNode]):
     state_keys = ("parent", "rows", "position", "ended")
 
     def __init__(self, node: SparseBatchNode, parent: NodeIterator):

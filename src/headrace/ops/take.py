@@ -54,7 +54,7 @@ class TakeNode(Node):
         return TakeIterator(self, self.parents[0].iterator(ctx))
 
 
-class TakeIterator(NodeIterator):
+class TakeIterator(NodeIterator[TakeNode]):
     state_keys = ("parent", "taken")
 
     def __init__(self, node: TakeNode, parent: NodeIterator):

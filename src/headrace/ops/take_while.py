@@ -41,7 +41,7 @@ class TakeWhileNode(Node):
         return TakeWhileIterator(self, self.parents[0].iterator(ctx))
 
 
-class TakeWhileIterator(NodeIterator):
+class TakeWhileIterator(NodeIterator[TakeWhileNode]):
     state_keys = ("parent", "position", "done", "passed", "untested")
 
     def __init__(self, node: TakeWhileNode, parent: NodeIterator):

@@ -40,7 +40,7 @@ class UnbatchNode(Node):
         return UnbatchIterator(self, self.parents[0].iterator(ctx))
 
 
-class UnbatchIterator(NodeIterator):
+class UnbatchIterator(NodeIterator[UnbatchNode]):
     state_keys = ("parent", "position", "rest")
 
     def __init__(self, node: UnbatchNode, parent: NodeIterator):

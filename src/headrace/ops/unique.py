@@ -57,7 +57,7 @@ class UniqueNode(Node):
         return UniqueIterator(self, self.parents[0].iterator(ctx))
 
 
-class UniqueIterator(NodeIterator):
+class UniqueIterator(NodeIterator[UniqueNode]):
     state_keys = ("parent", "position", "seen")
 
     def __init__(self, node: UniqueNode, parent: NodeIterator):

@@ -80,7 +80,7 @@ class WindowNode(Node):
         return WindowIterator(self, self.parents[0].iterator(ctx))
 
 
-class WindowIterator(NodeIterator):
+class WindowIterator(NodeIterator[WindowNode]):
     state_keys = ("parent", "buffer", "to_skip", "ended")
 
     def __init__(self, node: WindowNode, parent: NodeIterator):

@@ -95,7 +95,7 @@ class ZipNode(Node):
         return ZipIterator(self, [p.iterator(ctx) for p in self.parents])
 
 
-class ZipIterator(NodeIterator):
+class ZipIterator(NodeIterator[ZipNode]):
     state_keys = ("inputs", "exhausted", "pulled")
 
     def __init__(self, node: ZipNode, inputs: list[NodeIterator]):

@@ -22,7 +22,7 @@ import weakref
 from collections import deque
 from typing import Any
 
-from ..core.errors import WorkerError
+from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result
 from ..core.state import encode_element
@@ -115,7 +115,7 @@ class ParallelMapIterator(NodeIterator):
                 self.kind, self.kind_reason = "thread", describe_unavailable(stage, why)
                 if not _warned_daemonic and not pool.INSIDE_WORKER:
                     _warned_daemonic.append(True)
-                    warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=4)
+                    warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=user_stacklevel())
         if self.kind == "process":
             try:
                 self._handle.executor = ProcessExecutor(self.fn, self.workers, stage, key=id(self))

@@ -23,7 +23,7 @@ from collections import deque
 from typing import Any
 
 from ..core import counters
-from ..core.errors import CheckpointError, WorkerError, add_note
+from ..core.errors import CheckpointError, WorkerError, add_note, user_stacklevel
 from ..core.node import Context, NodeIterator, note_stage, perf_ns
 from ..core.state import encode_element
 from . import shutdown as registry
@@ -52,7 +52,7 @@ def serial_fallback(node: Any, ctx: Context) -> NodeIterator | None:
             f"{node!r}: worker processes are not used because {why}; running the pipeline in this "
             "process instead",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     return node.parents[0].iterator(ctx)
 

@@ -40,7 +40,7 @@ class CounterNode(Node):
         return CounterIterator(self)
 
 
-class CounterIterator(NodeIterator):
+class CounterIterator(NodeIterator[CounterNode]):
     state_keys = ("index",)
 
     def __init__(self, node: CounterNode):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any, Literal
 
 from ..core.args import integers
 from ..core.errors import DataLossError, InvalidArgumentError, check
 from ..core.spec import TensorSpec, string
 from ..io.csv_codec import column_default, typed_fields
-from .file_records import FileRecordsNode, split_lines
+from .file_records import ByteStream, FileRecordsNode, split_lines
 
 
 class CsvNode(FileRecordsNode):
@@ -83,12 +83,12 @@ class CsvNode(FileRecordsNode):
     def compute_element_spec(self) -> tuple:
         return tuple(TensorSpec((), dtype) for dtype, _ in self.columns)
 
-    def records(self, stream: IO[bytes]) -> Iterator[tuple]:
+    def records(self, stream: ByteStream) -> Iterator[tuple]:
         # csv works on str: latin-1 maps every byte to one character and back, so any bytes survive.
         lines = (
             line.decode("latin-1") for line in split_lines(stream, keep_ends=True, size=self.buffer_size)
         )
-        quoting = csv.QUOTE_MINIMAL if self.use_quote_delim else csv.QUOTE_NONE
+        quoting: Literal[0, 3] = csv.QUOTE_MINIMAL if self.use_quote_delim else csv.QUOTE_NONE
         reader = csv.reader(lines, delimiter=self.field_delim, quoting=quoting, strict=True)
         wanted = self.select_cols
         row_number = 0

@@ -10,7 +10,7 @@ compressed streams cannot seek).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any, Protocol
 
 from ..core.args import integer
 from ..core.errors import CheckpointError, check
@@ -21,7 +21,13 @@ from ..io.fs import as_path, check_storage_options, open_file
 READ_SIZE = 1 << 16
 
 
-def split_lines(stream: IO[bytes], keep_ends: bool = False, size: int = READ_SIZE) -> Iterator[bytes]:
+class ByteStream(Protocol):
+    """What record readers need of an open file: ``read(n)`` (a file, or a decompressing reader)."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+
+def split_lines(stream: ByteStream, keep_ends: bool = False, size: int = READ_SIZE) -> Iterator[bytes]:
     """The lines of a binary stream, split on ``\\n``. Without ``keep_ends`` the ``\\n`` goes, and so
     does every ``\\r`` (tf.data's TextLineDataset drops them wherever they are). A last line without
     ``\\n`` is yielded; a final ``\\n`` makes no empty line.
@@ -76,10 +82,10 @@ class FileRecordsNode(Node):
         extra = f", {self.compression}" if self.compression else ""
         return f"{self.path!r}{extra}"
 
-    def records(self, stream: IO[bytes]) -> Iterator[Any]:
+    def records(self, stream: ByteStream) -> Iterator[Any]:
         raise NotImplementedError
 
-    def open(self) -> IO[bytes]:
+    def open(self) -> ByteStream:
         try:
             raw = open_file(self.path, "rb", self.storage_options)
         except FileNotFoundError:
@@ -90,7 +96,7 @@ class FileRecordsNode(Node):
         return FileRecordsIterator(self)
 
 
-class FileRecordsIterator(NodeIterator):
+class FileRecordsIterator(NodeIterator[FileRecordsNode]):
     state_keys = ("records",)
 
     def __init__(self, node: FileRecordsNode):
@@ -100,23 +106,22 @@ class FileRecordsIterator(NodeIterator):
         self._raw: Any = None
         self._records: Iterator[Any] | None = None
 
-    def _open(self) -> None:
+    def _open(self) -> Iterator[Any]:
         stream = self.node.open()
         self._raw = getattr(stream, "raw", stream)
         self._stream = stream
-        self._records = self.node.records(stream)
+        records = self._records = self.node.records(stream)
         for _ in range(self.records):  # after a restore: read up to where the checkpoint was
-            if next(self._records, _END) is _END:
+            if next(records, _END) is _END:
                 raise CheckpointError(
                     f"{self.name}: the checkpoint is at record {self.records} but the file has fewer; "
                     "was it changed since?"
                 )
+        return records
 
     def next_chunk(self, n: int) -> list:
-        if self._records is None:
-            self._open()
+        records = self._records if self._records is not None else self._open()
         out = []
-        records = self._records
         for _ in range(n):
             record = next(records, _END)
             if record is _END:

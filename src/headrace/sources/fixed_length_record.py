@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any
 
 from ..core.args import integer
 from ..core.errors import DataLossError, check
 from ..core.spec import TensorSpec, string
-from .file_records import FileRecordsNode
+from .file_records import ByteStream, FileRecordsNode
 
 
 def _size(value: Any) -> bool:
@@ -56,7 +56,7 @@ class FixedLengthRecordNode(FileRecordsNode):
     def compute_element_spec(self) -> TensorSpec:
         return TensorSpec((), string)
 
-    def records(self, stream: IO[bytes]) -> Iterator[bytes]:
+    def records(self, stream: ByteStream) -> Iterator[bytes]:
         size, header, footer = self.record_bytes, self.header_bytes, self.footer_bytes
         pending = b""
         skipped = 0

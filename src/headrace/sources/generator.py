@@ -203,7 +203,7 @@ class GeneratorNode(Node):
         return array[()] if array.ndim == 0 else array
 
 
-class GeneratorIterator(NodeIterator):
+class GeneratorIterator(NodeIterator[GeneratorNode]):
     state_keys = ("yielded", "exhausted", "ready")
 
     def __init__(self, node: GeneratorNode):
@@ -242,7 +242,7 @@ class GeneratorIterator(NodeIterator):
             raise StopIteration
         source = self._source if self._source is not None else self._open()
         convert = self.node.convert
-        out: list = []
+        out = []
         try:
             for _ in range(n):
                 value = next(source)

@@ -55,7 +55,7 @@ class RandomNode(Node):
         return RandomIterator(self, resolve_seed(self.seed, ctx, self, self.fallback_seed), iteration)
 
 
-class RandomIterator(NodeIterator):
+class RandomIterator(NodeIterator[RandomNode]):
     state_keys = ("epoch", "index")
 
     def __init__(self, node: RandomNode, seed: int, iteration: int):

@@ -51,7 +51,7 @@ class RangeNode(Node):
         return RangeIterator(self)
 
 
-class RangeIterator(NodeIterator):
+class RangeIterator(NodeIterator[RangeNode]):
     state_keys = ("index",)
     _BLOCK = 512  # values made by one np.arange call; serving from a list costs ~40 ns per element
 

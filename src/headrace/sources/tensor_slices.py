@@ -100,7 +100,7 @@ class TensorSlicesNode(Node):
         return TensorSlicesIterator(self)
 
 
-class TensorSlicesIterator(NodeIterator):
+class TensorSlicesIterator(NodeIterator[TensorSlicesNode]):
     state_keys = ("index",)
 
     def __init__(self, node: TensorSlicesNode):
@@ -170,7 +170,7 @@ class TensorsNode(Node):
         return TensorsIterator(self)
 
 
-class TensorsIterator(NodeIterator):
+class TensorsIterator(NodeIterator[TensorsNode]):
     state_keys = ("done",)
 
     def __init__(self, node: TensorsNode):

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO
 
 from ..core.spec import TensorSpec, string
-from .file_records import FileRecordsNode, split_lines
+from .file_records import ByteStream, FileRecordsNode, split_lines
 
 
 class TextLineNode(FileRecordsNode):
@@ -17,5 +16,5 @@ class TextLineNode(FileRecordsNode):
     def compute_element_spec(self) -> TensorSpec:
         return TensorSpec((), string)
 
-    def records(self, stream: IO[bytes]) -> Iterator[bytes]:
+    def records(self, stream: ByteStream) -> Iterator[bytes]:
         return split_lines(stream, size=self.buffer_size)

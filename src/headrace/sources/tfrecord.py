@@ -258,7 +258,7 @@ class _Slot:
         return self.reader.offset, self.reader.record
 
 
-class TFRecordIterator(NodeIterator):
+class TFRecordIterator(NodeIterator[TFRecordNode]):
     state_keys = ("next_file", "names", "slots", "cycle", "end_of_input", "pending_error")
 
     def __init__(self, node: TFRecordNode, names: NodeIterator | None):

@@ -10,9 +10,12 @@ its reason; ``Stats.report()`` prints them and ``Stats.tuned_config()`` exports 
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol, cast
+import warnings
+from typing import Any, cast
 
 from ..core.counters import StageCounters, busy_seconds
+from ..core.errors import user_stacklevel
+from ..core.naming import without_locations
 from ..core.node import NodeIterator
 from ..core.options import Options
 from ..core.structure import flatten
@@ -32,19 +35,6 @@ CLEAR_DROP = 0.8
 RETRY_ROUNDS = 8  # rounds before growing past a ceiling again (conditions change); doubles each failure
 
 
-class TunableStage(Protocol):
-    """What the tuner needs of a stage: the optional knob methods of ``NodeIterator`` subclasses."""
-
-    @property
-    def name(self) -> str: ...
-
-    def counters(self) -> dict: ...
-
-    def tunable_knobs(self) -> dict[str, tuple[int, int]]: ...
-
-    def set_knob(self, name: str, value: int) -> None: ...
-
-
 def _nbytes(element: Any) -> int:
     return sum(
         getattr(leaf, "nbytes", len(leaf) if isinstance(leaf, bytes) else 8) for leaf in flatten(element)
@@ -54,12 +44,8 @@ def _nbytes(element: Any) -> int:
 class Tuner:
     def __init__(self, stages: list[NodeIterator], options: Options):
         self.options = options.autotune
-        # NodeIterator does not declare the knob methods (stages opt in), so the filter is the check.
-        self.stages: list[TunableStage] = [
-            cast(TunableStage, s)
-            for s in stages
-            if getattr(s, "tunable_knobs", None) and cast(TunableStage, s).tunable_knobs()
-        ]
+        # Stages opt in by overriding NodeIterator.tunable_knobs (none by default).
+        self.stages = [s for s in stages if s.tunable_knobs()]
         self.cpu_budget = cpu_budget(self.options)
         self.ram_budget = ram_budget(self.options)
         self.decisions: dict[str, list[Decision]] = {}
@@ -81,8 +67,32 @@ class Tuner:
         return bool(self.stages) and self.options.enabled and not self.frozen
 
     def _apply_frozen(self, config: dict) -> None:
+        # A key names its stage with the functions' file:line; after an edit elsewhere in the file the
+        # line moved, so a key also matches the one stage with the same name less locations.
+        by_name = {stage.name: stage for stage in self.stages}
+        loose: dict[str, list] = {}
         for stage in self.stages:
-            for knob, value in config.get(stage.name, {}).items():
+            loose.setdefault(without_locations(stage.name), []).append(stage)
+        matched, unmatched = [], []
+        for key, values in config.items():
+            stage = by_name.get(key)
+            if stage is None:
+                candidates = loose.get(without_locations(key), [])
+                stage = candidates[0] if len(candidates) == 1 else None
+            if stage is None:
+                unmatched.append(key)
+            else:
+                matched.append((stage, values))
+        if unmatched:
+            warnings.warn(
+                f"options.autotune.tuned_config names stages this pipeline does not have: {unmatched}; "
+                f"its tunable stages are {sorted(by_name)}. Those values are not applied: export the "
+                "config again with it.stats().tuned_config()",
+                RuntimeWarning,
+                stacklevel=user_stacklevel(),
+            )
+        for stage, values in matched:
+            for knob, value in values.items():
                 if knob in stage.tunable_knobs():
                     stage.set_knob(knob, int(value))
                     self.decisions.setdefault(stage.name, []).append(

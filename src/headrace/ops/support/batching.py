@@ -132,7 +132,7 @@ def _distinct_shapes(values: list, limit: int = 8) -> list[str]:
     return text + [f"... {len(shapes) - limit} more"] if len(shapes) > limit else text
 
 
-def _stack_leaf(values: list, path: str, first_index: int, stage: str = "batch") -> np.ndarray:
+def _stack_leaf(values: list, path: str, first_index: int, stage: str = "batch") -> np.ndarray | None:
     first = values[0]
     if first is None and all(value is None for value in values):
         return None  # a None component batches to None, as tf.data's NoneTensorSpec
@@ -234,7 +234,7 @@ def check_batched(element: Any, stage: str, position: int, hint: str = "") -> in
     """The batch size of ``element``, or a StructureError naming the component that is not batched."""
     leaves = flatten(element)
     sizes = [np.shape(leaf)[0] if np.ndim(leaf) > 0 else None for leaf in leaves]
-    if None in sizes or len(set(sizes)) != 1:
+    if len(set(sizes)) != 1 or sizes[0] is None:
         paths = [path or "the element" for path in leaf_paths(element)]
         shapes = ", ".join(f"{path} {np.shape(leaf)}" for path, leaf in zip(paths, leaves))
         problem = "is a scalar" if None in sizes else "has different leading sizes"

@@ -191,7 +191,8 @@ def pad_stack(
         out[np.arange(target[0]) < lengths[:, None]] = np.concatenate(arrays)
         return out
     for i, array in enumerate(arrays):
-        out[(i, *(slice(0, d) for d in array.shape))] = array
+        region: tuple[int | slice, ...] = (i, *(slice(0, d) for d in array.shape))
+        out[region] = array
     return out
 
 
