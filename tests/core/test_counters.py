@@ -272,3 +272,17 @@ def test_element_sizes_are_measured_now_and_then():
     assert stages["map"].bytes_in_per_element == 8 and stages["map"].bytes_out_per_element == 400
     assert stages["batch"].bytes_in_per_element == 400 and stages["batch"].bytes_out_per_element == 1600
     assert stages["prefetch"].buffer_bytes is not None and stages["prefetch"].buffer_bytes % 1600 == 0
+
+
+def test_a_stage_that_starts_late_counts_its_first_call_once():
+    # concatenate's second input is first called long after warm-up, inside a sampled call: its
+    # 20 ms first call is a one-time cost, not multiplied by the gap the sampled call stands for.
+    def opened_slowly():
+        time.sleep(0.02)
+        yield from range(3)
+
+    late = hr.Dataset.from_generator(opened_slowly, output_signature=hr.TensorSpec((), hr.int64))
+    it = iter(hr.Dataset.range(3000).concatenate(late))
+    assert sum(1 for _ in it) == 3003
+    stage = next(s for s in it.stats().stages if s.op == "from_generator")
+    assert 0.015 < stage.busy_seconds + stage.one_time_seconds < 0.06

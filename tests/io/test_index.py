@@ -262,5 +262,7 @@ def test_a_failed_write_leaves_no_temporary(examples, monkeypatch):
 def test_random_access_refuses_an_index_policy_that_gives_no_index(tmp_path, golden_dir):
     path = tmp_path / "a.tfrecord"
     shutil.copy(os.path.join(golden_dir, "examples.tfrecord"), path)
-    with pytest.raises(InvalidArgumentError, match="index=False is not allowed: random access needs an index"):
+    with pytest.raises(
+        InvalidArgumentError, match="index=False is not allowed: random access needs an index"
+    ):
         IndexedRecords(path, index=False)

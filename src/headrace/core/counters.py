@@ -129,6 +129,10 @@ def timed(method: _M) -> _M:
         if log is not None:
             log.add_call(self, start, end)
         if not self.first_call_ns:
+            if self.weight != 1:
+                # First called inside a sampled call (a stage that starts late, e.g. concatenate's
+                # second input): a one-time cost stands for itself, not for the gap before it.
+                self.inclusive_ns -= (end - start) * (self.weight - 1)
             self.first_call_ns = max(1, exclusive_ns(self))
             self.first_call_produced = self.produced
 
@@ -220,8 +224,12 @@ def set_timed(stages: list, on: bool, weight: int = 1) -> None:
         if on:
             it.timing = False
             it.weight = weight
-        else:
+        elif it.first_call_ns:
             it.timing = True
+        else:
+            # Not called yet (concatenate's second input): its first call, often a one-time cost
+            # such as opening a file, is timed whenever it comes, and counted once.
+            it.weight = 1
 
 
 def exclusive_ns(iterator: Any) -> float:

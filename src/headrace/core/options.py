@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from .args import boolean, integer
 from .errors import InvalidArgumentError
@@ -75,6 +75,9 @@ _TF_ONLY_OPTIMIZATIONS = (
 )
 
 
+_Options = TypeVar("_Options", bound="OptionsBase")
+
+
 class OptionsBase:
     """Settings object whose fields are declared in ``_fields`` as name -> (default, validator, allowed).
 
@@ -121,7 +124,7 @@ class OptionsBase:
     def is_set(self, name: str) -> bool:
         return type(self)._aliases.get(name, name) in self._values
 
-    def merge(self, other: OptionsBase) -> OptionsBase:
+    def merge(self: _Options, other: OptionsBase) -> _Options:
         merged = type(self)()
         for source in (self, other):
             for name, value in source._values.items():
@@ -311,7 +314,7 @@ class Options(OptionsBase):
         "experimental_threading": "threading",
     }
 
-    def merge(self, other: OptionsBase) -> OptionsBase:
+    def merge(self, other: OptionsBase) -> Options:
         merged = super().merge(other)
         threads = merged._values.get("threading")
         size = None if threads is None else threads.private_threadpool_size

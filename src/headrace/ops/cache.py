@@ -371,7 +371,7 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
 
     def _open_complete(self) -> CacheFileReader | None:
         """The complete cache file for this pipeline, or None (warning when one is there but unusable)."""
-        if self.mirror is not None and not self._fetch():
+        if self.mirror is not None and not self._fetch(self.mirror):
             return None
         if not os.path.exists(self.path):
             return None
@@ -389,13 +389,19 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
             return None
         return reader
 
-    def _fetch(self) -> bool:
+    def _fetch(self, mirror: RemoteMirror) -> bool:
         """Bring the remote cache's current version to the local copy; False when there is none."""
         try:
-            return self.mirror.fetch()
+            return mirror.fetch()
         except OSError as exc:
             _warn(f"disk cache {self.node.filename} cannot be downloaded ({exc}); the input is read instead")
             return False
+
+    def _reading(self) -> CacheFileReader:
+        """The complete file being read: there is one whenever the mode is ``read``."""
+        if self.reader is None:
+            raise RuntimeError(f"{self.name}: no cache file is open in mode {self.mode!r}")
+        return self.reader
 
     def _input(self) -> NodeIterator:
         if self.parent is None:
@@ -466,21 +472,22 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
     def next_chunk(self, n: int) -> list:
         if self.mode == "read":
             while self.block_offset >= len(self.block):
-                if self.block_index >= len(self.reader.blocks):
+                reader = self._reading()
+                if self.block_index >= len(reader.blocks):
                     raise StopIteration
-                self.block = self.reader.read_block(self.block_index)
+                self.block = reader.read_block(self.block_index)
                 self.block_index += 1
                 self.block_offset = 0
             out = self.block[self.block_offset : self.block_offset + n]
             self.block_offset += len(out)
         else:
             try:
-                out = self.parent.next_chunk(n)
+                out = self._input().next_chunk(n)  # built by every pass that reads the input
             except StopIteration:
                 self._input_ended()
                 raise
             if self.writer is not None:
-                self._write(out)
+                self._write(self.writer, out)
         self.position += len(out)
         self.produced += len(out)
         return out
@@ -496,11 +503,12 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
 
     def _seek(self, position: int) -> None:
         """Move to record ``position`` of the file being read: one block read."""
-        block, offset = self.reader.locate(position)
-        if block < len(self.reader.blocks) and not (block == self.block_index - 1 and self.block):
-            self.block = self.reader.read_block(block)
+        reader = self._reading()
+        block, offset = reader.locate(position)
+        if block < len(reader.blocks) and not (block == self.block_index - 1 and self.block):
+            self.block = reader.read_block(block)
         self.block_index, self.block_offset = block + 1, offset
-        if block >= len(self.reader.blocks):
+        if block >= len(reader.blocks):
             self.block, self.block_index, self.block_offset = [], block, 0
         self.position = position
 
@@ -508,14 +516,14 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         """O(1) skip while reading a complete file (``skip`` after the cache); None while writing."""
         if self.mode != "read":
             return None
-        target = min(self.position + n, self.reader.records)
+        target = min(self.position + n, self._reading().records)
         skipped = target - self.position
         self._seek(target)
         return skipped
 
-    def _write(self, elements: list) -> None:
+    def _write(self, writer: CacheFileWriter, elements: list) -> None:
         try:
-            self.writer.extend(elements, self.position)
+            writer.extend(elements, self.position)
         except InvalidArgumentError as exc:
             self._stop_writing()
             raise InvalidArgumentError(f"{self.name}: {exc}") from None
@@ -524,10 +532,12 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
             _warn(f"{exc}; this pass continues without writing the cache")
 
     def _stop_writing(self) -> None:
-        self.writer.abort()
-        self.writer = None
-        self.lock.release()
-        self.lock = None
+        if self.writer is not None:
+            self.writer.abort()
+            self.writer = None
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
         self.mode = "pass"
 
     def _input_ended(self) -> None:
@@ -539,17 +549,18 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         try:
             self.writer.commit()
             if self.mirror is not None:
-                self._upload()
+                self._upload(self.mirror)
         except OSError as exc:
             _warn(f"{exc}; the next pass reads the input again")
         finally:
             self.writer = None
-            self.lock.release()
-            self.lock = None
+            if self.lock is not None:  # (always: the writer holds it)
+                self.lock.release()
+                self.lock = None
 
-    def _upload(self) -> None:
+    def _upload(self, mirror: RemoteMirror) -> None:
         try:
-            self.mirror.publish()
+            mirror.publish()
         except Exception as exc:  # fsspec backends raise their own types: a failed upload costs a re-read
             raise OSError(
                 f"disk cache {self.node.filename}: uploading the finished cache failed "
@@ -572,7 +583,7 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         return {
             "mode": self.mode,
             "position": self.position,
-            "parent": self.parent.get_state(),
+            "parent": self._input().get_state(),  # built by every pass that reads the input
             "start": self.start,
             "file": None,
         }
@@ -631,7 +642,7 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
                     raise
                 continue
             if self.writer is not None:
-                self._write(chunk)
+                self._write(self.writer, chunk)
             self.position += len(chunk)
 
     def counters(self) -> dict:

@@ -136,7 +136,7 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
             out, self.ready = self.ready[:n], self.ready[n:]
             self.produced += len(out)
             return out
-        out: list = []
+        out = []
         stop = self.node.stop_on_empty_dataset
         while len(out) < n and not self.done:
             if not self.choices:

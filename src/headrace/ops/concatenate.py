@@ -49,6 +49,8 @@ class ConcatenateNode(Node):
     def elements_at(self, indices, access) -> list:
         indices = np.asarray(indices, dtype=np.int64)
         boundary = self.parents[0].random_access_length()
+        if boundary is None:
+            raise NotImplementedError(f"{self!r} cannot read elements by index")
         in_first = indices < boundary
         out: list = [None] * len(indices)
         for mask, parent, offset in ((in_first, self.parents[0], 0), (~in_first, self.parents[1], boundary)):
@@ -90,11 +92,12 @@ class ConcatenateIterator(NodeIterator[ConcatenateNode]):
     def seek_forward(self, n: int) -> int | None:
         skipped = 0
         if not self.in_second:
-            skipped = self.first.seek_forward(n)
-            if skipped is None:
+            first = self.first.seek_forward(n)
+            if first is None:
                 return None
-            if skipped == n:
+            if first == n:
                 return n
+            skipped = first
             self.in_second = True
         rest = self.second.seek_forward(n - skipped)
         if rest is None:  # the second input cannot seek: read and drop instead

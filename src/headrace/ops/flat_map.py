@@ -106,9 +106,10 @@ class FlatMapIterator(NodeIterator[FlatMapNode]):
     def set_state(self, state: dict) -> None:
         fields = self._check_state(state)
         position = fields.int("position")
-        current = fields.dict("current", optional=True)
-        if current is not None:
-            current = fields.record(current, "current", ("input", "state"))
+        saved = fields.dict("current", optional=True)
+        current = None
+        if saved is not None:
+            current = fields.record(saved, "current", ("input", "state"))
             if position == 0:
                 raise fields.fail("position", 0, "an int >= 1 while a sub-dataset is open")
         self._drop_sub()

@@ -84,7 +84,10 @@ class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
         super().__init__(node)
         self.ctx = ctx
         self.parent_node = node.parents[0]
-        self.length = self.parent_node.random_access_length()
+        length = self.parent_node.random_access_length()
+        if length is None:  # never: GlobalShuffleNode checked it when built
+            raise TypeError(f"{node!r}: its input {self.parent_node!r} cannot be read by index")
+        self.length = length
         self.seed = seed
         self.iteration = iteration
         self.position = 0  # index in the shuffled order of the next element to hand out

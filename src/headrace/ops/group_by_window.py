@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -196,7 +196,7 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
                 if not self.groups:
                     return None
                 self._flush(min(self.groups))
-        return self.current[2]
+        return cast("tuple[int, list, NodeIterator]", self.current)[2]  # set by _fill_window or _flush
 
     def __next__(self):
         while True:
@@ -283,9 +283,10 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
                 raise fields.fail(
                     "groups", f"{len(group)} elements under key {key}", "fewer than that key's window size"
                 )
-        current = fields.dict("current", optional=True)
-        if current is not None:
-            current = fields.record(current, "current", ("key", "elements", "state"))
+        saved = fields.dict("current", optional=True)
+        current = None
+        if saved is not None:
+            current = fields.record(saved, "current", ("key", "elements", "state"))
             current_key, current_elements = current.int("key", low=None), current.elements("elements")
             current_state = current.dict("state")
         self._close_current()

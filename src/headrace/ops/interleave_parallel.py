@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 from time import thread_time_ns
-from typing import Any
+from typing import Any, cast
 
 from ..core import counters
 from ..core.errors import CheckpointError
@@ -122,6 +122,11 @@ class SlotReader(BufferedIterator):
             raise CheckpointError(f"{self.name}: a slot state must be a dict, got {type(state).__name__}")
 
 
+def _reader(slot: tuple[Any, int, NodeIterator]) -> SlotReader:
+    """The reader of an open slot: a parallel interleave opens every slot as one (``_open``)."""
+    return cast(SlotReader, slot[2])
+
+
 class ParallelInterleaveIterator(InterleaveIterator):
     def __init__(
         self, node: Any, parent: NodeIterator, ctx: Context, *, parallelism: int, deterministic: bool
@@ -137,7 +142,8 @@ class ParallelInterleaveIterator(InterleaveIterator):
 
     def _open(self, element: Any, position: int) -> NodeIterator:
         sub = super()._open(element, position)
-        reader = SlotReader(sub.node, TimedReads(sub, self.reads), self.capacity, self.gate)
+        timed_sub = cast(NodeIterator, TimedReads(sub, self.reads))  # forwards all but next() to sub
+        reader = SlotReader(sub.node, timed_sub, self.capacity, self.gate)
         reader.producer.start()  # reads ahead from now on, while the cycle visits other slots
         return reader
 
@@ -158,12 +164,12 @@ class ParallelInterleaveIterator(InterleaveIterator):
         """An element already read by the current slot, else by any other open slot (in cycle order)."""
         length = self.node.cycle_length
         current = self.slots[self.cycle_index]
-        if current is None or current[2].producer.items:
+        if current is None or _reader(current).producer.items:
             return False, None  # opening a slot, an element, an error or the end: the serial path
         for step in range(1, length):
             slot = self.slots[(self.cycle_index + step) % length]
             if slot is not None:
-                ready, value = slot[2].take_ready()
+                ready, value = _reader(slot).take_ready()
                 if ready:
                     return True, value
         return False, None
@@ -173,12 +179,14 @@ class ParallelInterleaveIterator(InterleaveIterator):
         return {"parallelism": (self.parallelism, self.node.cycle_length)} if self.tunable else {}
 
     def set_knob(self, name: str, value: int) -> None:
+        if self.gate is None:  # not tunable: no knobs
+            return super().set_knob(name, value)
         self.parallelism = max(1, min(self.node.cycle_length, int(value)))
         self.gate.resize(self.parallelism)
 
     def counters(self) -> dict:
         out = super().counters()
-        readers = [slot[2] for slot in self.slots if slot is not None]
+        readers = [_reader(slot) for slot in self.slots if slot is not None]
         out.update(
             executor="thread",
             parallelism=self.parallelism,

@@ -157,7 +157,7 @@ class RejectionResampleIterator(NodeIterator[RejectionResampleNode]):
     def set_state(self, state: dict) -> None:
         fields = self._check_state(state)
         position, iteration = fields.int("position"), fields.int("iteration")
-        counts = np.asarray(
+        counts: np.ndarray = np.asarray(
             [
                 fields.check_int(c, f"counts[{i}]", low=1, high=position + 1)  # counts start at 1
                 for i, c in enumerate(fields.list("counts", length=self.counts.size))

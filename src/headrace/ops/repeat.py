@@ -46,6 +46,8 @@ class RepeatNode(Node):
         # Each repetition is an epoch of the input: seeded stages see the epoch they would see in a
         # sequential pass.
         n = self.parents[0].random_access_length()
+        if n is None:
+            raise NotImplementedError(f"{self!r} cannot read elements by index")
         indices = np.asarray(indices, dtype=np.int64)
         epochs, offsets = np.divmod(indices, n)
         out: list = [None] * len(indices)

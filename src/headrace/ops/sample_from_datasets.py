@@ -101,9 +101,9 @@ class SampleFromDatasetsNode(Node):
             "None, True or False",
         )
         self.weights_dataset = isinstance(weights, Node)
-        if self.weights_dataset:
+        if isinstance(weights, Node):
             super().__init__(*datasets, weights)
-            self.weights = None
+            self.weights: list[float] | None = None
         else:
             super().__init__(*datasets)
             self.weights = [1.0] * len(datasets) if weights is None else check_weights(weights, len(datasets))
@@ -124,7 +124,7 @@ class SampleFromDatasetsNode(Node):
         return self.parents[: self.num_datasets]
 
     def describe_args(self) -> str:
-        weights = "a dataset" if self.weights_dataset else [round(w, 6) for w in self.weights]
+        weights = "a dataset" if self.weights is None else [round(w, 6) for w in self.weights]
         return (
             f"{self.num_datasets} datasets, weights={weights}, seed={self.seed}, "
             f"stop_on_empty_dataset={self.stop_on_empty_dataset}"
@@ -135,7 +135,7 @@ class SampleFromDatasetsNode(Node):
 
     def cardinality(self) -> int:
         counts = [d.cardinality() for d in self.datasets]
-        if self.weights_dataset:
+        if self.weights is None:  # a weights dataset
             draws = self.parents[-1].cardinality()
             if draws == 0:
                 return 0
@@ -232,10 +232,10 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             self._next = 0
         return self._block, self._next
 
-    def _draw_from_weights(self, n: int) -> None:
-        """Pull up to ``n`` weight vectors and draw one choice with each. A bad vector becomes a
-        message, raised when its turn comes (the vectors after it keep their draws)."""
-        vectors = self.weights.next_chunk(n)
+    def _draw_from_weights(self, weights: NodeIterator, n: int) -> None:
+        """Pull up to ``n`` weight vectors from ``weights`` and draw one choice with each. A bad vector
+        becomes a message, raised when its turn comes (the vectors after it keep their draws)."""
+        vectors = weights.next_chunk(n)
         first = self.draws
         uniforms = self._rng.random(len(vectors)).tolist()
         self.draws += len(vectors)
@@ -265,14 +265,14 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             out, self.ready = self.ready[:n], self.ready[n:]
             self.produced += len(out)
             return out
-        out: list = []
+        out = []
         stop = self.node.stop_on_empty_dataset
-        from_weights = self.weights is not None
+        weights = self.weights
         while len(out) < n and not self.done:
-            if from_weights:
+            if weights is not None:
                 if not self.choices:
                     try:
-                        self._draw_from_weights(n - len(out))
+                        self._draw_from_weights(weights, n - len(out))
                     except StopIteration:
                         self.done = True
                         break
@@ -364,7 +364,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
         ready = fields.elements("ready")
         for i, (it, sub) in enumerate(zip(self.datasets, datasets)):
             it.set_state(fields.record(sub, f"datasets[{i}]", ()).state)
-        if self.weights is not None:
+        if self.weights is not None and weights is not None:  # weights is a dict when self.weights is set
             self.weights.set_state(weights)
         self.seed, self.iteration, self.epoch = seed, iteration, epoch
         self._seek(draws)

@@ -196,7 +196,10 @@ class IndexShuffleIterator(NodeIterator[ShuffleNode]):
     def __init__(self, node: ShuffleNode, ctx: Context, seed: int, iteration: int):
         super().__init__(node)
         self.parent_node = node.parents[0]
-        self.length = self.parent_node.random_access_length()
+        length = self.parent_node.random_access_length()
+        if length is None:  # never: ShuffleNode.iterator checked it
+            raise TypeError(f"{node!r}: its input {self.parent_node!r} cannot be read by index")
+        self.length = length
         self.ctx = ctx
         self.seed = seed
         self.iteration = iteration

@@ -78,7 +78,8 @@ class ZipNode(Node):
 
     def random_access_length(self) -> int | None:
         lengths = [p.random_access_length() for p in self.parents]
-        return None if None in lengths else min(lengths)
+        known = [n for n in lengths if n is not None]
+        return min(known) if len(known) == len(lengths) else None
 
     def elements_at(self, indices, access) -> list:
         columns = [p.elements_at(indices, access) for p in self.parents]

@@ -43,7 +43,9 @@ def element_rng(seed: int, iteration: int, epoch: int, position: int) -> np.rand
     >>> bool(a == b), bool(element_rng(7, 0, 1, 3).integers(1 << 62) != element_rng(7, 0, 0, 3).integers(1 << 62))
     (True, True)
     """
-    return np.random.Generator(np.random.Philox(_Key((seed, iteration)), counter=(0, 0, position, epoch)))
+    # numpy's stubs allow only a SeedSequence; Philox takes any ISeedSequence (it asks generate_state)
+    key = _Key((seed, iteration))
+    return np.random.Generator(np.random.Philox(key, counter=(0, 0, position, epoch)))  # type: ignore[arg-type]
 
 
 def apply(fn: Callable, element: Any, rng_key: tuple[int, int, int, int] | None) -> Any:

@@ -40,10 +40,10 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from time import process_time_ns, thread_time_ns
-from typing import Any
+from typing import Any, TypedDict
 
 from ..core.node import perf_ns
 
@@ -70,6 +70,14 @@ class Choice:
     wall_seconds: float | None = None  # its wall time, less time spent waiting for a core
     gil_fraction: float | None = None  # share of a call that holds the GIL
     final: bool = True  # False: decided without a measurement (the next iteration measures again)
+
+
+class Measured(TypedDict):
+    """The measurements of a :class:`Choice`, passed on as its keyword arguments."""
+
+    cpu_seconds: float | None
+    wall_seconds: float | None
+    gil_fraction: float | None
 
 
 # --- remembered choices: one per stage per pipeline ----------------------------------------------
@@ -199,7 +207,7 @@ def gil_fraction(solo_blocked_ns: int, pair: list[Timing]) -> float | None:
 
 
 def probe(
-    fn: Callable, calls: list[Callable[[], Any]], workers: int, cpus: int
+    fn: Callable, calls: Sequence[Callable[[], Any]], workers: int, cpus: int
 ) -> tuple[Choice, list[tuple[bool, Any]]]:
     """Measure ``calls`` (up to :data:`PROBE_ELEMENTS` thunks computing real elements, in order) and
     decide; returns the choice and the outcomes ``(ok, value)`` of the calls made (a prefix of
@@ -265,7 +273,7 @@ def decide(
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.05).reason
     'holds the GIL 5% of a call (median of 3 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
     """
-    measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
+    measured: Measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
     if workers < 2 or cpus < 2:
         return Choice("thread", f"{min(workers, cpus)} worker/CPU: processes could not run more at once")
     if unpicklable is not None:

@@ -152,6 +152,7 @@ class ParallelMapIterator(NodeIterator):
             self.node.num_parallel_calls == AUTOTUNE
             and choice.kind == "thread"
             and choice.cpu_seconds is not None
+            and choice.wall_seconds is not None
             and choice.wall_seconds >= IO_LIKE * choice.cpu_seconds
         ):
             # Mostly waiting (I/O): start high, as tf.data does; the tuner then climbs from there.

@@ -20,7 +20,7 @@ import selectors
 import warnings
 import weakref
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 from ..core import counters
 from ..core.errors import CheckpointError, WorkerError, add_note, user_stacklevel
@@ -232,8 +232,11 @@ class ParallelizeIterator(NodeIterator):
 
     def _pump(self, timeout: float) -> None:
         self._top_up()
+        selector = self._selector
+        if selector is None:  # never: _start made it, and every caller started the workers
+            raise RuntimeError(f"{self.name}: its worker processes are not started")
         start = perf_ns()
-        ready = self._selector.select(timeout)
+        ready = selector.select(timeout)
         self.wait_ns += perf_ns() - start
         for key, _ in ready:
             index = key.data
@@ -330,8 +333,8 @@ class ParallelizeIterator(NodeIterator):
             if share.states:
                 received, state = share.states[0]
                 values = list(share.buffer)[: received - share.handed]
-            else:
-                state, values = share.base, []
+            else:  # share.base is set: with none, the loop above waited for a state
+                state, values = cast(dict, share.base), []
             if "__unavailable__" in state:
                 raise CheckpointError(
                     f"{self.name}: worker {index} cannot save its pipeline's state "

@@ -69,6 +69,8 @@ class Pool:
             launcher = self.launcher
         try:
             while len(taken) < count:
+                if launcher is None:  # never: started above whenever workers were missing
+                    raise RuntimeError("worker pool: no launcher to start worker processes")
                 parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
                 try:
                     pid = launcher.start_worker(worker_end)

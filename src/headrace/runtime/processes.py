@@ -122,7 +122,7 @@ class ProcessExecutor:
         import cloudpickle  # noqa: PLC0415 (only process executors need it)
 
         # A later epoch's executor (``previous``: the last one) starts from what that one learnt.
-        self.payload = previous.payload if previous is not None else cloudpickle.dumps(fn)
+        self.payload: bytes = previous.payload if previous is not None else cloudpickle.dumps(fn)
         self.workers = workers
         self.stage = stage
         self.key = key  # id() of the owning iterator: what recorded chunks are booked to
@@ -134,8 +134,8 @@ class ProcessExecutor:
         self.chunks: list[int] = []  # per worker: chunks sent, not answered
         self.pending: list[tuple[int, Any, Any]] = []  # submitted, not yet sent
         self.local: list[tuple[int, bool, Any]] = []  # failed here (could not be encoded)
-        self.chunk_size = previous.chunk_size if previous is not None else 1
-        self.element_ns = previous.element_ns if previous is not None else 0.0  # per element, averaged
+        self.chunk_size: int = previous.chunk_size if previous is not None else 1
+        self.element_ns: float = previous.element_ns if previous is not None else 0.0  # per element, averaged
         self.busy_ns = 0
         self.parent_ns = 0  # the consumer's time spent sending and receiving
         self.received_segments = 0  # outputs that came back through shared memory
@@ -344,7 +344,7 @@ class ProcessExecutor:
             return results
         ready = self._selector.select(timeout)
         start = perf_ns()
-        results: list = []
+        results = []
         try:
             for key, _ in ready:
                 self._receive(key.data, results)

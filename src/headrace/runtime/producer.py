@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import deque
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.errors import WorkerError
 from ..core.node import NodeIterator, perf_ns
@@ -37,10 +37,16 @@ VALUE, ERROR, END = 0, 1, 2
 JOIN_SECONDS = 0.2  # a short grace: a thread inside a long pull is a daemon and exits after it
 
 
+class Permits(Protocol):
+    """What a producer's ``gate`` needs: a semaphore, or the parallel interleave's resizable one."""
+
+    def acquire(self) -> Any: ...
+
+    def release(self) -> None: ...
+
+
 class Producer:
-    def __init__(
-        self, source: NodeIterator, capacity: int, name: str, gate: threading.Semaphore | None = None
-    ):
+    def __init__(self, source: NodeIterator, capacity: int, name: str, gate: Permits | None = None):
         self.source = source
         self.capacity = capacity
         self.name = name
@@ -109,7 +115,7 @@ class Producer:
                         self.items.append((kind, value, snapshot))
                         self.ended = kind == END
                     cv.notify_all()
-            kind = value = snapshot = None
+            del kind, value, snapshot  # hold no element while waiting for room
 
     # --- the consumer side ---------------------------------------------------------------------
     def get(self, wait: bool = True) -> tuple[int, Any] | None:
@@ -229,7 +235,7 @@ class BufferedIterator(NodeIterator):
     state_keys = ("parent", "buffer")
     inputs_on_other_threads = True  # the producer thread calls the parent
 
-    def __init__(self, node, parent: NodeIterator, capacity: int, gate: threading.Semaphore | None = None):
+    def __init__(self, node, parent: NodeIterator, capacity: int, gate: Permits | None = None):
         super().__init__(node, parent)
         self.parent = parent
         self.capacity = capacity

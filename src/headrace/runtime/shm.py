@@ -148,7 +148,7 @@ def dump(obj: Any, writer: SegmentWriter | None) -> bytes:
         lengths = [len(head)] + [raw.nbytes for raw in raws]
         return b"B" + struct.pack(f"<I{len(lengths)}Q", len(raws), *lengths) + head + b"".join(raws)
     pieces = [(0, memoryview(head))]
-    layout = []
+    layout: list[int] = []
     offset = len(head)
     for raw in raws:
         offset = -(-offset // ALIGN) * ALIGN
@@ -202,8 +202,8 @@ def load(message: bytes) -> Any:
             os.close(fd)
             _unlink(path)  # the mapping stays valid; nothing is left behind in the directory
         view = memoryview(mapping)
-        buffers = [view[offset : offset + length] for offset, length in zip(layout[::2], layout[1::2])]
-        return pickle.loads(view[:head_length], buffers=buffers)
+        segments = [view[offset : offset + length] for offset, length in zip(layout[::2], layout[1::2])]
+        return pickle.loads(view[:head_length], buffers=segments)
     raise WorkerError(f"corrupt message between headrace processes (starts with {message[:8]!r})")
 
 

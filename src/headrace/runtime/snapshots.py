@@ -27,7 +27,7 @@ class SnapshotPolicy:
     def __init__(self, share: float = SHARE):
         self.share = share
         self.cost_ns = 0  # what the last snapshot cost
-        self.credit_ns = 0
+        self.credit_ns: float = 0
         self.last_ns = perf_ns()
         self.enabled = True
         self.taken = 0

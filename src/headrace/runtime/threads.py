@@ -196,4 +196,4 @@ def _work(
             log.add_chunk(key, pid, thread, start, end, len(out))
         chunk = task = element = None  # hold no element while waiting for the next chunk
         results.put((out, busy))
-        out = None
+        del out

@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -175,7 +175,7 @@ class TFRecordNode(Node):
     def cardinality(self) -> int:
         if self.indexes is None or any(i is None for i in self.indexes):
             return UNKNOWN_CARDINALITY
-        return sum(len(i) for i in self.indexes)
+        return sum(len(i) for i in self.indexes if i is not None)
 
     # --- random access: indexed files read in file order --------------------------------------------
     def random_access_length(self) -> int | None:
@@ -283,9 +283,10 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
     def _next_name(self) -> str | None:
         node = self.node
         if self.names is None:
-            if self.next_file >= len(node.filenames):
+            filenames = cast("tuple[str, ...]", node.filenames)  # a node with no names dataset lists them
+            if self.next_file >= len(filenames):
                 return None
-            path = node.filenames[self.next_file]
+            path = filenames[self.next_file]
         else:
             try:
                 value = next(self.names)
@@ -426,6 +427,7 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
             or self.pending_error is not None
             or self.names is not None
             or node.indexes is None
+            or node.filenames is None  # (never, when names is None)
         ):
             return None
         # Check first, move second: a partial seek could not be undone.
@@ -438,9 +440,10 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
             remaining -= len(index) - slot.position()[1]
         file = self.next_file
         while remaining > 0 and file < len(node.filenames):
-            if node.indexes[file] is None:
+            file_index = node.indexes[file]
+            if file_index is None:
                 return None
-            remaining -= len(node.indexes[file])
+            remaining -= len(file_index)
             file += 1
         skipped = 0
         while skipped < n:
@@ -451,7 +454,7 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
                     self.end_of_input = True
                     break
                 slot = self.slots[0] = _Slot(path, self.next_file - 1)
-            index = self._index(slot)
+            index = cast(RecordIndex, self._index(slot))  # checked above: every file passed over is indexed
             record = slot.position()[1]
             take = min(len(index) - record, n - skipped)
             target = record + take
@@ -473,7 +476,7 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
 
     # --- state ----------------------------------------------------------------------------------------
     def get_state(self) -> dict:
-        slots = []
+        slots: list[dict[str, Any] | None] = []
         for slot in self.slots:
             if slot is None:
                 slots.append(None)
@@ -530,19 +533,20 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
                 if node.compression:
                     size = None  # offsets of compressed files count uncompressed bytes
             slots.append(_Slot(path, file, slot.int("offset", high=size), slot.int("record")))
-        error = fields.dict("pending_error", optional=True)
-        if error is not None:
-            error_fields = fields.record(error, "pending_error", ("path", "record", "offset", "kind"))
+        saved_error = fields.dict("pending_error", optional=True)
+        error = None
+        if saved_error is not None:
+            error_fields = fields.record(saved_error, "pending_error", ("path", "record", "offset", "kind"))
             error = RecordError(
-                str(error["path"]),
+                str(saved_error["path"]),
                 error_fields.int("record"),
                 error_fields.int("offset"),
-                str(error["kind"]),
+                str(saved_error["kind"]),
                 compressed=bool(node.compression),
             )
         for position in range(len(self.slots)):
             self._close_slot(position)
-        if self.names is not None:
+        if self.names is not None and names is not None:  # names is a dict when self.names is set
             self.names.set_state(names)
         self.slots = slots
         self.next_file, self.cycle, self.end_of_input = next_file, cycle, end_of_input

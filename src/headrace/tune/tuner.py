@@ -73,16 +73,17 @@ class Tuner:
         loose: dict[str, list] = {}
         for stage in self.stages:
             loose.setdefault(without_locations(stage.name), []).append(stage)
-        matched, unmatched = [], []
+        matched: list[tuple[NodeIterator, dict]] = []
+        unmatched: list[str] = []
         for key, values in config.items():
-            stage = by_name.get(key)
-            if stage is None:
+            found = by_name.get(key)
+            if found is None:
                 candidates = loose.get(without_locations(key), [])
-                stage = candidates[0] if len(candidates) == 1 else None
-            if stage is None:
+                found = candidates[0] if len(candidates) == 1 else None
+            if found is None:
                 unmatched.append(key)
             else:
-                matched.append((stage, values))
+                matched.append((found, values))
         if unmatched:
             warnings.warn(
                 f"options.autotune.tuned_config names stages this pipeline does not have: {unmatched}; "
