@@ -457,12 +457,7 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
 
     def _drop_pass(self) -> None:
         """Forget the current pass: an unfinished write leaves nothing behind."""
-        if self.writer is not None:
-            self.writer.abort()
-            self.writer = None
-        if self.lock is not None:
-            self.lock.release()
-            self.lock = None
+        self._abort_write()
         if self.reader is not None:
             self.reader.close()
             self.reader = None
@@ -531,13 +526,17 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
             self._stop_writing()
             _warn(f"{exc}; this pass continues without writing the cache")
 
-    def _stop_writing(self) -> None:
+    def _abort_write(self) -> None:
+        """Discard the file being written (nothing of it stays) and let others write the cache."""
         if self.writer is not None:
             self.writer.abort()
             self.writer = None
         if self.lock is not None:
             self.lock.release()
             self.lock = None
+
+    def _stop_writing(self) -> None:
+        self._abort_write()
         self.mode = "pass"
 
     def _input_ended(self) -> None:

@@ -8,12 +8,12 @@ import numpy as np
 
 from ..core.args import boolean, integer
 from ..core.errors import StructureError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
 from ..core.spec import to_array
-from ..core.state import encode_element
 from ..core.structure import flatten, pack_as
 from ..io.ragged import Ragged
 from .support.batching import leaf_paths, stack
+from .support.row_batches import RowBatchIterator
 
 
 def ragged_stack(rows: list, path: str, first_index: int) -> Any:
@@ -74,53 +74,13 @@ class RaggedBatchNode(Node):
         return RaggedBatchIterator(self, self.parents[0].iterator(ctx))
 
 
-class RaggedBatchIterator(NodeIterator[RaggedBatchNode]):
-    state_keys = ("parent", "rows", "position", "ended")
+class RaggedBatchIterator(RowBatchIterator[RaggedBatchNode]):
+    @property
+    def drop_remainder(self) -> bool:
+        return self.node.drop_remainder
 
-    def __init__(self, node: RaggedBatchNode, parent: NodeIterator):
-        super().__init__(node, parent)
-        self.parent = parent
-        self.rows: list = []  # elements of the batch being gathered (kept across a parent's error)
-        self.position = 0  # elements taken from the parent
-        self.ended = False
-
-    def __next__(self):
-        node = self.node
-        while not self.ended and len(self.rows) < node.batch_size:
-            try:
-                chunk = self.parent.next_chunk(node.batch_size - len(self.rows))
-            except StopIteration:
-                self.ended = True
-                break
-            self.rows.extend(chunk)
-            self.position += len(chunk)
-        rows = self.rows
-        if not rows or (node.drop_remainder and len(rows) < node.batch_size):
-            raise StopIteration
-        first = self.position - len(rows)
+    def combine(self, rows: list, first: int) -> Any:
         columns = list(zip(*(flatten(row) for row in rows)))
         paths = leaf_paths(rows[0])
         leaves = [ragged_stack(list(column), path, first) for column, path in zip(columns, paths)]
-        self.rows = []
-        out = pack_as(rows[0], leaves) if isinstance(rows[0], (tuple, dict)) else leaves[0]
-        self.produced += 1
-        return out
-
-    def reset(self) -> None:
-        self.parent.reset()
-        self.rows, self.position, self.ended = [], 0, False
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "rows": [encode_element(e) for e in self.rows],
-            "position": self.position,
-            "ended": self.ended,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position, ended = fields.int("position"), fields.bool("ended")
-        rows = fields.elements("rows", max_length=self.node.batch_size - 1)
-        self.parent.set_state(fields.dict("parent"))
-        self.rows, self.position, self.ended = rows, position, ended
+        return pack_as(rows[0], leaves) if isinstance(rows[0], (tuple, dict)) else leaves[0]

@@ -8,10 +8,10 @@ import numpy as np
 
 from ..core.args import integer, integers
 from ..core.errors import InvalidArgumentError, StructureError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
 from ..core.spec import to_array
-from ..core.state import encode_element
 from ..io.sparse import SparseTensor
+from .support.row_batches import RowBatchIterator
 
 
 class SparseBatchNode(Node):
@@ -62,17 +62,8 @@ class SparseBatchNode(Node):
         return SparseBatchIterator(self, self.parents[0].iterator(ctx))
 
 
-class SparseBatchIterator(NodeIterator[SparseBatchNode]):
-    state_keys = ("parent", "rows", "position", "ended")
-
-    def __init__(self, node: SparseBatchNode, parent: NodeIterator):
-        super().__init__(node, parent)
-        self.parent = parent
-        self.rows: list = []
-        self.position = 0
-        self.ended = False
-
-    def _sparse(self, rows: list, first: int) -> SparseTensor:
+class SparseBatchIterator(RowBatchIterator[SparseBatchNode]):
+    def combine(self, rows: list, first: int) -> SparseTensor:
         node = self.node
         arrays = [to_array(row) for row in rows]
         rank = len(node.row_shape)
@@ -100,39 +91,3 @@ class SparseBatchIterator(NodeIterator[SparseBatchNode]):
         ]
         values = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.empty(0)
         return SparseTensor(np.concatenate(indices), values, [len(arrays), *shape])
-
-    def __next__(self):
-        node = self.node
-        while not self.ended and len(self.rows) < node.batch_size:
-            try:
-                chunk = self.parent.next_chunk(node.batch_size - len(self.rows))
-            except StopIteration:
-                self.ended = True
-                break
-            self.rows.extend(chunk)
-            self.position += len(chunk)
-        if not self.rows:
-            raise StopIteration
-        rows, self.rows = self.rows, []
-        out = self._sparse(rows, self.position - len(rows))
-        self.produced += 1
-        return out
-
-    def reset(self) -> None:
-        self.parent.reset()
-        self.rows, self.position, self.ended = [], 0, False
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "rows": [encode_element(e) for e in self.rows],
-            "position": self.position,
-            "ended": self.ended,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position, ended = fields.int("position"), fields.bool("ended")
-        rows = fields.elements("rows", max_length=self.node.batch_size - 1)
-        self.parent.set_state(fields.dict("parent"))
-        self.rows, self.position, self.ended = rows, position, ended
