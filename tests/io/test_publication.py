@@ -239,8 +239,59 @@ def test_readers_refuse_a_damaged_manifest(tmp_path):
     assert records(paths) == [b"a"]  # the way out the messages name: read unchecked
 
 
-def test_check_shard_files_skips_other_names_and_remote_paths(tmp_path):
+def test_check_shard_files_skips_other_names_and_unreachable_stores(tmp_path):
+    # s3 without credentials: the manifest cannot be looked up here; reading will say why.
     check_shard_files([str(tmp_path / "plain.tfrecord"), "s3://bucket/x-00000-of-00001.tfrecord", b"a/b"])
+
+
+def test_a_remote_set_has_a_manifest_and_missing_or_changed_shards_are_refused():
+    import fsspec
+
+    prefix = "memory://headrace-publication-test/p"
+    fs = fsspec.filesystem("memory")
+    try:
+        paths = write_shards([b"r%d" % i for i in range(10)], prefix, num_shards=3)
+        assert read_manifest(manifest_path(prefix))["state"] == "complete"
+        assert sum(1 for _ in hr.data.TFRecordDataset(hr.Dataset.list_files(prefix + "-*"))) == 10
+        with fs.open(paths[2], "ab") as f:  # a shard changed after publication
+            f.write(b"x")
+        with pytest.raises(ShardSetError, match="has .* bytes but"):
+            hr.data.TFRecordDataset(paths)
+        fs.rm(paths[1])  # a shard lost: the remaining ones alone would be read silently before
+        with pytest.raises(ShardSetError, match="p-00001-of-00003.tfrecord of the set .* is missing"):
+            hr.Dataset.list_files(prefix + "-*")
+        assert sum(1 for _ in hr.data.TFRecordDataset(paths[0])) == 4  # one shard on its own is fine
+    finally:
+        fs.rm("/headrace-publication-test", recursive=True)
+
+
+def test_an_interrupted_remote_publication_is_refused(monkeypatch):
+    import fsspec
+
+    from headrace.io import writer as writer_module
+
+    prefix = "memory://headrace-publication-test2/p"
+    fs = fsspec.filesystem("memory")
+    calls = []
+
+    def fail_on_second(temporary, final, storage_options=None):
+        calls.append(final)
+        if len(calls) == 2:
+            raise OSError("connection reset")
+        fsspec_replace(temporary, final, storage_options)
+
+    from headrace.io.publish import publish_file as fsspec_replace
+
+    monkeypatch.setattr(writer_module, "publish_file", fail_on_second)
+    try:
+        with pytest.raises(OSError, match="connection reset"):
+            write_shards([b"r%d" % i for i in range(6)], prefix, num_shards=3)
+        assert read_manifest(manifest_path(prefix))["state"] == "publishing"
+        with pytest.raises(ShardSetError, match="incomplete|still being written"):
+            hr.Dataset.list_files(prefix + "-*")
+        assert not [p for p in fs.ls("/headrace-publication-test2", detail=False) if "incomplete" in p]
+    finally:
+        fs.rm("/headrace-publication-test2", recursive=True)
 
 
 def test_begin_set_rewrites_over_an_abandoned_manifest(tmp_path):

@@ -13,7 +13,7 @@ from headrace.io import build_index, fs, write_shards
 from headrace.io.cli import inspect_file, storage_options_of
 from headrace.io.convert import convert, settings_path
 from headrace.io.index import index_path
-from headrace.io.publish import manifest_path, temporary_path
+from headrace.io.publish import manifest_path, read_manifest, temporary_path
 from tests.helpers.checkpoint import check_checkpoints
 
 fsspec = pytest.importorskip("fsspec")
@@ -138,6 +138,10 @@ def test_convert_to_and_from_memory(bucket, tmp_path):
     features = np.arange(20, dtype=np.float32).reshape(10, 2)
     np.save(tmp_path / "x.npy", features)
     paths = convert(str(tmp_path / "x.npy"), bucket + "/conv/x", num_shards=2, workers=1, index=True)
+    # Published as a local set is: a manifest that says complete, with each shard's size.
+    manifest = read_manifest(manifest_path(bucket + "/conv/x"))
+    assert manifest["state"] == "complete" and manifest["tool"] == "convert"
+    assert [s["file"] for s in manifest["shards"]] == [p.rsplit("/", 1)[1] for p in paths]
     assert paths == [bucket + "/conv/x-00000-of-00002.tfrecord", bucket + "/conv/x-00001-of-00002.tfrecord"]
     assert all(fs.exists(index_path(p)) for p in paths)
     assert hr.TFRecordDataset(paths, index="require").cardinality() == 10

@@ -376,7 +376,7 @@ def convert(
     write shards in parallel (default: all cores). ``progress(records_done, records_total)`` is
     called as shards complete. ``src`` or ``dest_prefix`` may be ``protocol://`` paths (with
     ``storage_options``): the conversion then runs in a local temporary folder and the finished
-    shards are uploaded (a remote conversion is not resumable and has no manifest).
+    shards are uploaded under a manifest as local sets get (a remote conversion is not resumable).
     ``ray_address`` writes the shards as Ray tasks on the cluster there (``True``: a local Ray),
     ``workers`` ignored; the source and ``dest_prefix`` must be on storage every node sees.
     """
@@ -497,10 +497,19 @@ def _convert_remote(src: str, prefix: str, storage_options: dict | None, options
         local_prefix = os.path.join(staging, "out", prefix.rstrip("/").rsplit("/", 1)[-1])
         shards = convert(src, local_prefix, **options)
         finals = [prefix + shard[len(local_prefix) :] for shard in shards]
-        for shard, final in zip(shards, finals):
-            if options["index"]:  # the sidecar first, as local publication does
-                upload(index_path(shard), index_path(final), storage_options)
-            upload(shard, final, storage_options)
+        # The same publication as a local set: a manifest saying "publishing" first (readers refuse
+        # the set meanwhile), the uploads, then "complete" with each shard's size and CRC32C.
+        staged = read_manifest(manifest_path(local_prefix))
+        body = begin_set(prefix, "convert", staged["shards"], staged.get("settings"), storage_options)
+        try:
+            for shard, final in zip(shards, finals):
+                if options["index"]:  # the sidecar first, as local publication does
+                    upload(index_path(shard), index_path(final), storage_options)
+                upload(shard, final, storage_options)
+            finish_set(prefix, body, companions=(INDEX_SUFFIX,), storage_options=storage_options)
+        except BaseException:
+            abandon_set(prefix, body, storage_options)
+            raise
         return finals
 
 

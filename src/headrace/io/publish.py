@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..core.errors import DataLossError
+from . import fs as storage
 from .crc import crc32c
 from .fs import is_url
 
@@ -216,18 +217,24 @@ def _checksum(body: dict) -> int:
     return crc32c(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
 
 
-def write_manifest(prefix: str, body: dict) -> None:
-    """Atomically write the manifest of ``prefix`` (``body`` gains format, version and a checksum)."""
+def write_manifest(prefix: str, body: dict, storage_options: dict | None = None) -> None:
+    """Atomically write the manifest of ``prefix`` (``body`` gains format, version and a checksum). On
+    an object store (``protocol://``) one PUT replaces the whole object: readers see the old
+    manifest or the new one."""
     body = {"format": MANIFEST_FORMAT, "version": _MANIFEST_VERSION, **body}
     body.pop("checksum", None)
     data = json.dumps({**body, "checksum": _checksum(body)}, indent=1, sort_keys=True).encode()
+    if is_url(prefix):
+        with storage.open_file(manifest_path(prefix), "wb", storage_options) as f:
+            f.write(data)
+        return
     write_atomic(manifest_path(prefix), data)
 
 
-def read_manifest(path: str) -> dict:
+def read_manifest(path: str, storage_options: dict | None = None) -> dict:
     """A manifest's contents; :class:`ShardSetError` naming the file if it is damaged or foreign."""
     try:
-        with open(path, "rb") as f:
+        with storage.open_file(path, "rb", storage_options) as f:
             data = f.read(_MAX_MANIFEST_BYTES + 1)
         body = json.loads(data) if len(data) <= _MAX_MANIFEST_BYTES else None
     except (OSError, ValueError) as exc:
@@ -268,13 +275,13 @@ def _writer_alive(manifest: dict) -> bool:
     return not writer.get("abandoned") and is_alive(writer)
 
 
-def abandon_set(prefix: str, body: dict) -> None:
+def abandon_set(prefix: str, body: dict, storage_options: dict | None = None) -> None:
     """After a failed publication: mark the manifest as left by its writer, so readers report the set
     incomplete (rather than still being written) and the next run takes it over. Best effort."""
     body["writer"] = {**body["writer"], "abandoned": True}
     try:
-        write_manifest(prefix, body)
-    except OSError:
+        write_manifest(prefix, body, storage_options)
+    except Exception:  # noqa: BLE001 (an object store may raise anything; the manifest stays "publishing")
         pass  # the manifest still says "publishing": readers refuse the set all the same
 
 
@@ -283,19 +290,44 @@ def _writer_text(manifest: dict) -> str:
     return f"{manifest.get('tool', 'a writer')} (pid {writer.get('pid')} on {writer.get('host')})"
 
 
-def _check_set(prefix: str, manifest: dict, where: str, given: list[str], whole: bool) -> None:
+def _local_size(directory: str) -> Any:
+    def size_of(name: str) -> int | None:
+        try:
+            return os.path.getsize(os.path.join(directory, name))
+        except OSError:
+            return None
+
+    return size_of
+
+
+def _remote_size(directory: str, storage_options: dict | None) -> Any:
+    """Sizes of the files in a ``protocol://`` folder, from one listing (not one request per shard)."""
+    fs, inner = storage.filesystem(directory, storage_options)
+    try:
+        sizes = {os.path.basename(e["name"].rstrip("/")): e.get("size") for e in fs.ls(inner, detail=True)}
+    except FileNotFoundError:
+        sizes = {}
+    return sizes.get
+
+
+def _check_set(
+    prefix: str, manifest: dict, where: str, given: list[str], whole: bool, size_of: Any = None
+) -> None:
     """Raise unless the set is complete, each of the ``given`` paths is one of its shards, and the
-    shards (all of them if ``whole``, else the given ones) have their published sizes."""
+    shards (all of them if ``whole``, else the given ones) have their published sizes. ``size_of(name)``
+    gives a file's size in the set's folder, None if it is missing (default: the local folder)."""
     path = manifest_path(prefix)
     shards = manifest["shards"]
     directory = os.path.dirname(prefix)
+    if size_of is None:
+        size_of = _local_size(directory)
     if manifest["state"] == "publishing":
         in_place = sum(
             1
             for s in shards
             if isinstance(s, dict)
             and own_shard_name(prefix, s.get("file"))
-            and os.path.exists(os.path.join(directory, s["file"]))
+            and size_of(s["file"]) is not None
         )
         if _writer_alive(manifest):
             raise ShardSetError(
@@ -322,13 +354,12 @@ def _check_set(prefix: str, manifest: dict, where: str, given: list[str], whole:
             )
     for name in sizes if whole else [os.path.basename(f) for f in given]:
         file = os.path.join(directory, name)
-        try:
-            size = os.path.getsize(file)
-        except OSError:
+        size = size_of(name)
+        if size is None:
             raise ShardSetError(
                 f"{where}: shard {file} of the set {path} lists is missing; restore it, rerun the writer, "
                 "or delete the manifest to read the remaining files unchecked"
-            ) from None
+            )
         if size != sizes[name]:
             raise ShardSetError(
                 f"{where}: shard {file} has {size} bytes but {path} says {sizes[name]}: it changed after "
@@ -355,22 +386,27 @@ def _cached_manifest(path: str) -> dict | None:
     return cached[1]
 
 
-def check_shard_files(paths: Iterable[Any], where: str = "reading", *, whole_sets: bool = True) -> None:
+def check_shard_files(
+    paths: Iterable[Any],
+    where: str = "reading",
+    *,
+    whole_sets: bool = True,
+    storage_options: dict | None = None,
+) -> None:
     """Refuse to read files of a shard set headrace wrote unless that set is complete and unchanged.
 
     A file named ``PREFIX-NNNNN-of-MMMMM...`` with a ``.PREFIX.manifest.json`` must be one of the shards
     that manifest lists, the manifest must say ``complete``, and the file must have its published
     size; with ``whole_sets`` every shard of the set must exist with its size (one ``stat`` per
     shard). A temporary ``.incomplete-`` file of a headrace writer is refused too. Other files, and
-    shards without a manifest (written by TensorFlow), pass unchecked; so do remote paths.
+    shards without a manifest (written by TensorFlow), pass unchecked. ``protocol://`` sets are
+    checked the same way (one GET of the manifest and one listing of the folder per set).
     """
     by_prefix: dict[str, list[str]] = {}
     for item in paths:
         path = os.fsdecode(item) if isinstance(item, bytes) else str(item)
-        if is_url(path):
-            continue
         if _TEMPORARY.search(path):
-            state = "dead" if temporary_writer_is_dead(path) else "possibly live"
+            state = "possibly live" if is_url(path) or not temporary_writer_is_dead(path) else "dead"
             raise ShardSetError(
                 f"{where}: {path} is an unfinished temporary file of a headrace writer ({state}); "
                 "narrow the file pattern to the finished files (e.g. '...-*-of-*.tfrecord')"
@@ -379,26 +415,45 @@ def check_shard_files(paths: Iterable[Any], where: str = "reading", *, whole_set
         if prefix is not None:
             by_prefix.setdefault(prefix, []).append(path)
     for prefix, given in by_prefix.items():
-        manifest = _cached_manifest(manifest_path(prefix))
-        if manifest is not None:
-            _check_set(prefix, manifest, where, given, whole_sets)
+        if is_url(prefix):
+            path = manifest_path(prefix)
+            try:
+                found = storage.exists(path, storage_options)
+            except Exception:  # noqa: BLE001
+                # A store this process cannot reach (no credentials here: the dataset may be built
+                # on a driver and read on workers that have them). Reading reports its own error.
+                continue
+            if found:
+                size_of = _remote_size(os.path.dirname(prefix), storage_options)
+                _check_set(prefix, read_manifest(path, storage_options), where, given, whole_sets, size_of)
+            continue
+        local = _cached_manifest(manifest_path(prefix))
+        if local is not None:
+            _check_set(prefix, local, where, given, whole_sets)
 
 
 # --- publishing a shard set ------------------------------------------------------------------------
-def _previous(prefix: str) -> dict | None:
+def _previous(prefix: str, storage_options: dict | None = None) -> dict | None:
+    path = manifest_path(prefix)
     try:
-        return read_manifest(manifest_path(prefix)) if os.path.exists(manifest_path(prefix)) else None
+        return read_manifest(path, storage_options) if storage.exists(path, storage_options) else None
     except ShardSetError:
         return None  # a damaged manifest names nothing we may delete; the new one replaces it
 
 
-def begin_set(prefix: str, tool: str, shards: list[dict | None], settings: dict | None = None) -> dict:
+def begin_set(
+    prefix: str,
+    tool: str,
+    shards: list[dict | None],
+    settings: dict | None = None,
+    storage_options: dict | None = None,
+) -> dict:
     """Write ``prefix``'s manifest in state ``publishing`` (call before any shard gets its final
     name) and return it. ``shards[k]`` is shard k's entry (``file``, ``bytes``, ``crc32c``,
     ``records``) or None until it is done. Shards of the previous set that the new one does not
     reuse are removed by :func:`finish_set` (listed as ``retired`` meanwhile). A live writer of the
     same prefix is refused."""
-    previous = _previous(prefix)
+    previous = _previous(prefix, storage_options)
     retired: set[Any] = set()  # names read from a manifest, untrusted until filtered below
     if previous is not None:
         if previous["state"] == "publishing" and previous["writer"].get("pid") != os.getpid():
@@ -419,7 +474,7 @@ def begin_set(prefix: str, tool: str, shards: list[dict | None], settings: dict 
         "retired": sorted(n for n in retired if own_shard_name(prefix, n)),
         "settings": settings or {},
     }
-    write_manifest(prefix, body)
+    write_manifest(prefix, body, storage_options)
     return body
 
 
@@ -429,15 +484,21 @@ def record_shard(prefix: str, body: dict, number: int, entry: dict) -> None:
     write_manifest(prefix, body)
 
 
-def publish_file(temporary: str, final: str) -> None:
-    """Give a finished, synced temporary file its final name."""
+def publish_file(temporary: str, final: str, storage_options: dict | None = None) -> None:
+    """Give a finished, synced temporary file its final name (on an object store: a copy and a
+    delete; readers see no object or the whole one)."""
+    if is_url(final):
+        storage.replace(temporary, final, storage_options)
+        return
     try:
         os.replace(temporary, final)
     except OSError as exc:
         raise os_error(exc, final, f"rename {temporary} to", "check the directory is writable") from exc
 
 
-def finish_set(prefix: str, body: dict, companions: tuple[str, ...] = ()) -> None:
+def finish_set(
+    prefix: str, body: dict, companions: tuple[str, ...] = (), storage_options: dict | None = None
+) -> None:
     """Remove the retired shards (and their ``companions`` suffixes, e.g. index sidecars), then
     rewrite the manifest as ``complete``: the last step of publishing a set."""
     if any(entry is None for entry in body["shards"]):
@@ -446,6 +507,10 @@ def finish_set(prefix: str, body: dict, companions: tuple[str, ...] = ()) -> Non
     current = {entry["file"] for entry in body["shards"]}
     for name in set(body["retired"]) - current:
         for path in [os.path.join(directory, name)] + [os.path.join(directory, name) + c for c in companions]:
+            if is_url(path):
+                if storage.exists(path, storage_options):
+                    storage.remove(path, storage_options)
+                continue
             try:
                 os.unlink(path)
             except FileNotFoundError:
@@ -454,6 +519,7 @@ def finish_set(prefix: str, body: dict, companions: tuple[str, ...] = ()) -> Non
                 raise os_error(
                     exc, path, "remove the retired shard", "check the directory is writable"
                 ) from exc
-    fsync_directory(directory)
+    if not is_url(directory):
+        fsync_directory(directory)
     body.update(state="complete", retired=[], writer=process_identity())
-    write_manifest(prefix, body)
+    write_manifest(prefix, body, storage_options)

@@ -31,7 +31,6 @@ from .fs import (
     make_parent_dirs,
     open_file,
     remove,
-    replace,
 )
 from .index import INDEX_SUFFIX, index_path, write_index
 from .publish import (
@@ -227,7 +226,8 @@ def write_shards(
     size and CRC32C. Readers (``TFRecordDataset``, ``list_files``) refuse a set whose manifest is not
     complete, so an interrupted run is never read as a finished set; the next run reclaims the
     temporaries of dead writers. On an error the temporary files are removed. Returns the shard paths.
-    (``protocol://`` prefixes, with ``storage_options``, get the temporary names but no manifest.)
+    ``protocol://`` prefixes (with ``storage_options``) get the same manifest, beside the shards;
+    temporaries an interrupted remote run left are not reclaimed (no process to check on a store).
     """
     prefix = as_path(prefix, "prefix")
     storage_options = check_storage_options(storage_options, "write_shards")
@@ -289,16 +289,6 @@ def write_shards(
         raise
     total = len(writers)
     finals = [shard_name(prefix, number, total, suffix) for number in range(total)]
-    if not local:
-        try:
-            for writer, final in zip(writers, finals):
-                replace(writer.path, final, storage_options)
-                if index:
-                    replace(index_path(writer.path), index_path(final), storage_options)
-        except BaseException:
-            _remove_temporaries(writers)
-            raise
-        return finals
     entries: list[dict | None] = [
         {
             "file": os.path.basename(final),
@@ -309,19 +299,21 @@ def write_shards(
         for writer, final in zip(writers, finals)
     ]
     try:
-        body = begin_set(prefix, "write_shards", entries, {"compression": compression, "index": index})
+        body = begin_set(
+            prefix, "write_shards", entries, {"compression": compression, "index": index}, storage_options
+        )
     except BaseException:
         _remove_temporaries(writers)
         raise
     try:
         for writer, final in zip(writers, finals):
             if index:  # the sidecar first: the fingerprint is of the contents, so it moves with its file
-                publish_file(index_path(writer.path), index_path(final))
-            publish_file(writer.path, final)
-        finish_set(prefix, body, companions=(INDEX_SUFFIX,))
+                publish_file(index_path(writer.path), index_path(final), storage_options)
+            publish_file(writer.path, final, storage_options)
+        finish_set(prefix, body, companions=(INDEX_SUFFIX,), storage_options=storage_options)
     except BaseException:
         _remove_temporaries(writers)  # shards already renamed stay under a manifest saying "publishing"
-        abandon_set(prefix, body)
+        abandon_set(prefix, body, storage_options)
         raise
     return finals
 

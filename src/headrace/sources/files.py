@@ -67,7 +67,8 @@ class ListFilesNode(TensorSlicesNode):
     def __init__(self, file_pattern: Any, storage_options: dict | None = None):
         storage_options = check_storage_options(storage_options, "list_files")
         names = match_files(file_pattern, storage_options)
-        check_shard_files(names, "list_files")  # refuse a half-published shard set headrace wrote
+        # Refuse a half-published shard set headrace wrote (remote sets too: one manifest GET per set).
+        check_shard_files(names, "list_files", storage_options=storage_options)
         array = np.empty(len(names), dtype=object)
         array[:] = names
         super().__init__(array)

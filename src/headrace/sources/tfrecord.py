@@ -132,7 +132,12 @@ class TFRecordNode(Node):
                 if not is_url(path) and not exists(path):
                     raise InvalidArgumentError(f"TFRecordDataset: file {path!r} does not exist")
             # Refuse a half-published shard set (the whole set is checked when more than one file is read).
-            check_shard_files(self.filenames, "TFRecordDataset", whole_sets=len(self.filenames) > 1)
+            check_shard_files(
+                self.filenames,
+                "TFRecordDataset",
+                whole_sets=len(self.filenames) > 1,
+                storage_options=storage_options,
+            )
         self.compression = compression
         self.buffer_size = buffer_size
         self.num_parallel_reads = num_parallel_reads
