@@ -63,11 +63,6 @@ def test_tfrecord_dataset_ignore_error(tmp_path):
     produces(hr.TFRecordDataset(names).ignore_errors(), [b"record"] * 50)
 
 
-@pytest.mark.xfail(
-    reason="zip then ignore_errors keeps the failed row's other elements, which pair with later ones "
-    "(issue 12 item; docs/porting.md lists it as a known difference)",
-    strict=True,
-)
 def test_zip_ignore_error():
     a = D.from_tensor_slices(np.array([1.0, 2.0, 0.0, 4.0], np.float32))
 

@@ -96,6 +96,10 @@ class Node:
     #: the stage runs its user function on threads or processes and, given no ``executor=``, picks
     #: one by measuring (``runtime/choose.py``); ``explain()`` says which and why.
     chooses_executor: ClassVar[bool] = False
+    #: the stage raises no per-element error of its own (no user function, nothing read from outside,
+    #: no data-dependent check): zip pulls whole chunks from inputs made only of such stages, since no
+    #: row of a chunk can fail there (see ops/zip.py).
+    never_raises: ClassVar[bool] = False
     #: random stages draw a fresh seed per iteration from this counter (see ``Context.iteration_of``).
     _iterations: itertools.count
 

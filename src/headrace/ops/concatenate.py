@@ -20,6 +20,7 @@ class ConcatenateNode(Node):
     """
 
     op = "concatenate"
+    never_raises = True
 
     def __init__(self, parent: Node, dataset: Node, name: str | None = None):
         super().__init__(parent, dataset)

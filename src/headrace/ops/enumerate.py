@@ -21,6 +21,7 @@ class EnumerateNode(Node):
     """
 
     op = "enumerate"
+    never_raises = True
 
     def __init__(self, parent: Node, start: int = 0, name: str | None = None):
         check(

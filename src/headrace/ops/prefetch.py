@@ -19,6 +19,7 @@ class PrefetchNode(Node):
     """
 
     op = "prefetch"
+    never_raises = True
 
     def __init__(self, parent: Node, buffer_size: int, name: str | None = None):
         # tf.data: None means AUTOTUNE.

@@ -14,6 +14,7 @@ class RepeatNode(Node):
     that yields nothing in an epoch ends the repeat instead of spinning forever."""
 
     op = "repeat"
+    never_raises = True
 
     def __init__(self, parent: Node, count: int | None = None, name: str | None = None):
         count = integer(count)

@@ -28,6 +28,7 @@ class ShardNode(Node):
     """
 
     op = "shard"
+    never_raises = True
 
     def __init__(self, parent: Node, num_shards: int, index: int, name: str | None = None):
         num_shards, index = integer(num_shards), integer(index)

@@ -23,6 +23,7 @@ class ShuffleNode(Node):
     """
 
     op = "shuffle"
+    never_raises = True
     reorders = True
 
     def __init__(

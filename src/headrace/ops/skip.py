@@ -11,6 +11,7 @@ class SkipNode(Node):
     """Skipping is a seek where the input supports it (range, tensor slices, indexed files), else a read."""
 
     op = "skip"
+    never_raises = True
 
     def __init__(self, parent: Node, count: int, name: str | None = None):
         count = integer(count)

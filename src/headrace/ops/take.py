@@ -9,6 +9,7 @@ from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
 
 class TakeNode(Node):
     op = "take"
+    never_raises = True
 
     def __init__(self, parent: Node, count: int, name: str | None = None):
         count = integer(count)

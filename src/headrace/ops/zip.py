@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.errors import InvalidArgumentError
+from ..core.errors import CheckpointError, InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
-from ..core.state import encode_element
 from ..core.structure import flatten, pack_as
 
 
@@ -49,6 +48,7 @@ class ZipNode(Node):
     """
 
     op = "zip"
+    never_raises = True
 
     def __init__(self, datasets: Any, name: str | None = None):
         structure = as_node_structure(datasets)
@@ -97,49 +97,86 @@ class ZipNode(Node):
 
 
 class ZipIterator(NodeIterator[ZipNode]):
+    """Rows are built one at a time, each input asked for its element of the row, as tf.data does.
+
+    An input that raises for row ``r`` loses that whole row: the other inputs' elements of row ``r``
+    are taken and dropped (every input is asked, even after the error, as tf.data's zip does), so under
+    ``ignore_errors`` the rows after it stay aligned: image ``k + 1`` never meets label ``k``. Pulling
+    chunks from the inputs would be faster but cannot tell which row of a chunk failed.
+    """
+
     state_keys = ("inputs", "exhausted", "pulled")
 
     def __init__(self, node: ZipNode, inputs: list[NodeIterator]):
         super().__init__(node, *inputs)
         self.exhausted = False
-        # Elements pulled from each input but not yet zipped: only non-empty after an input raised
-        # mid-chunk, so an error loses nothing but the failing element (as in map).
-        self.pulled: list[list] = [[] for _ in inputs]
+        # Inputs where no row can fail (ranges, tensor slices, shuffles of them...) are pulled in
+        # whole chunks: 3x faster on cheap rows, and no error can leave a chunk's rows unaligned.
+        self.chunked = all(n.never_raises for parent in node.parents for n in parent.walk())
+        self.deferred: BaseException | None = None  # a row's error met after rows this call returns
+
+    def _row(self) -> Any:
+        inputs = self.inputs
+        row: list = []
+        try:
+            # Each input asked in turn, in C; extend keeps what came before a failure, so len(row) is
+            # the failing input. An input's StopIteration ends map() quietly: a short row.
+            row.extend(map(next, inputs))
+        except Exception:
+            for it in inputs[len(row) + 1 :]:  # the rest give up their element of this row too
+                try:
+                    next(it)
+                except StopIteration:
+                    self.exhausted = True
+                    break
+                except Exception:  # noqa: BLE001, S112 (one error per row is reported: the first)
+                    continue
+            raise
+        if len(row) < len(inputs):  # as tf.data: the first input to end ends the zip
+            self.exhausted = True
+            raise StopIteration
+        return tuple(row) if self.node._flat_tuple else self.node.pack(row)
 
     def next_chunk(self, n: int) -> list:
+        if self.deferred is not None:
+            error, self.deferred = self.deferred, None
+            raise error
         if self.exhausted:
             raise StopIteration
-        pulled = self.pulled
-        inputs = self.inputs
-        target = n
-        for i, it in enumerate(inputs):
-            column = pulled[i]
-            if i == 0 and column:
-                target = min(n, len(column))
-            try:
-                while len(column) < target:
-                    column.extend(it.next_chunk(target - len(column)))
-            except StopIteration:
-                target = len(column)
-                self.exhausted = True
-            if target == 0:
-                break
-        if target == 0:
-            self.pulled = [[] for _ in inputs]
-            raise StopIteration
-        columns = [column[:target] for column in pulled]
-        if self.exhausted:
-            self.pulled = [[] for _ in inputs]
-        else:
-            for column in pulled:
-                del column[:target]
-        node = self.node
-        if node._flat_tuple:
-            out = list(zip(*columns))
-        else:
-            out = [node.pack(list(row)) for row in zip(*columns)]
+        if self.chunked:
+            return self._chunk(n)
+        out: list = []
+        try:
+            for _ in range(n):
+                out.append(self._row())
+        except StopIteration:
+            if not out:
+                raise
+        except Exception as exc:
+            if not out:
+                raise
+            self.deferred = exc  # the rows before it go out now; its row is already gone
         self.produced += len(out)
         return out
+
+    def _chunk(self, n: int) -> list:
+        columns = []
+        for it in self.inputs:
+            column: list = []
+            try:
+                while len(column) < n:  # a chunk may come short: fill it to the rows asked
+                    column.extend(it.next_chunk(n - len(column)))
+            except StopIteration:
+                self.exhausted = True  # the rows every input has are the last ones
+                n = len(column)
+            if n == 0:
+                raise StopIteration
+            columns.append(column)
+        columns = [column[:n] for column in columns]
+        node = self.node
+        rows = list(zip(*columns)) if node._flat_tuple else [node.pack(list(row)) for row in zip(*columns)]
+        self.produced += len(rows)
+        return rows
 
     def __next__(self):
         return self.next_chunk(1)[0]
@@ -147,8 +184,8 @@ class ZipIterator(NodeIterator[ZipNode]):
     def seek_forward(self, n: int) -> int | None:
         if self.exhausted:
             return 0
-        if any(self.pulled):
-            return None  # rare (after an error): let the caller read instead
+        if self.deferred is not None:
+            return None  # an error is owed first: let the caller read instead
         skipped = self.inputs[0].seek_forward(n)
         if skipped is None:
             return None
@@ -170,13 +207,13 @@ class ZipIterator(NodeIterator[ZipNode]):
         for it in self.inputs:
             it.reset()
         self.exhausted = False
-        self.pulled = [[] for _ in self.inputs]
+        self.deferred = None
 
     def get_state(self) -> dict:
         return {
             "inputs": [it.get_state() for it in self.inputs],
             "exhausted": self.exhausted,
-            "pulled": [[encode_element(e) for e in column] for column in self.pulled],
+            "pulled": [[] for _ in self.inputs],  # rows are built whole now; kept for the format
         }
 
     def set_state(self, state: dict) -> None:
@@ -185,14 +222,15 @@ class ZipIterator(NodeIterator[ZipNode]):
         inputs = fields.list("inputs", length=count)
         exhausted = fields.bool("exhausted")
         columns = fields.list("pulled", length=count)
-        pulled = []
-        for i, column in enumerate(columns):
-            if not isinstance(column, list):
-                raise fields.fail(f"pulled[{i}]", column, "a list of elements")
-            pulled.append([fields.check_element(e, f"pulled[{i}][{j}]") for j, e in enumerate(column)])
+        if any(columns):
+            raise CheckpointError(
+                f"{self.name}: this checkpoint holds elements zip had pulled before an error (saved by an "
+                "older headrace, whose zip could misalign rows after an error); restore it with that "
+                "version, or restart the epoch"
+            )
         for i, (it, sub) in enumerate(zip(self.inputs, inputs)):
             if not isinstance(sub, dict):
                 raise fields.fail(f"inputs[{i}]", sub, "a dict (a stage's state)")
             it.set_state(sub)
         self.exhausted = exhausted
-        self.pulled = pulled
+        self.deferred = None

@@ -14,6 +14,7 @@ class CounterNode(Node):
     """``counter(start=0, step=1, dtype=int64)``: ``start, start + step, ...`` forever."""
 
     op = "counter"
+    never_raises = True
 
     def __init__(self, start: int = 0, step: int = 1, dtype=np.int64):
         start, step = integer(start), integer(step)

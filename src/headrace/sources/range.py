@@ -14,6 +14,7 @@ class RangeNode(Node):
     """``range([start,] stop[, step])`` like Python's, yielding numpy scalars of ``output_type``."""
 
     op = "range"
+    never_raises = True
 
     def __init__(self, *args: int, output_type=np.int64):
         args = tuple(integer(arg) for arg in args)

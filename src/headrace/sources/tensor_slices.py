@@ -52,6 +52,7 @@ class TensorSlicesNode(Node):
     """Yields ``tensors[i]`` (leaf-wise) for each row ``i`` of the leading dimension."""
 
     op = "from_tensor_slices"
+    never_raises = True
 
     def __init__(self, tensors: Any):
         super().__init__()
@@ -152,6 +153,7 @@ class TensorsNode(Node):
     """Yields ``tensors`` once, as a single element."""
 
     op = "from_tensors"
+    never_raises = True
 
     def __init__(self, tensors: Any):
         super().__init__()
