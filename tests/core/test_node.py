@@ -2,6 +2,7 @@
 
 import pytest
 
+import headrace as hr
 from headrace.core.errors import CheckpointError, InvalidArgumentError
 from headrace.core.node import Context, Node, NodeIterator
 from headrace.core.state import StateFields
@@ -60,3 +61,25 @@ def test_state_dict_field_is_optional_only_when_asked():
     assert fields.dict("other") == {"index": 1}
     with pytest.raises(CheckpointError, match="checkpoint field 'parent' is None, expected a dict"):
         fields.dict("parent")
+
+
+def _fails_on_three(x):
+    if int(x) == 3:
+        raise ValueError("three")
+    return x
+
+
+def test_the_default_next_chunk_loses_nothing_before_an_error():
+    # scan has no next_chunk of its own; batch pulls chunks from it. The elements before the error
+    # come out, the error follows once, then the rest.
+    it = iter(hr.Dataset.range(10).map(_fails_on_three).scan(0, lambda s, x: (s, x)).batch(4))
+    with pytest.raises(ValueError, match="three"):
+        next(it)
+    assert [b.tolist() for b in it] == [[0, 1, 2, 4], [5, 6, 7, 8], [9]]
+
+
+def test_enumerate_gives_a_failed_element_its_index_as_tf_does():
+    ds = hr.Dataset.range(6).map(_fails_on_three).enumerate().ignore_errors()
+    assert [(int(i), int(v)) for i, v in ds] == [(0, 0), (1, 1), (2, 2), (4, 4), (5, 5)]
+    batched = ds.batch(4)
+    assert [b[0].tolist() for b in batched] == [[0, 1, 2, 4], [5]]

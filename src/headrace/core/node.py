@@ -280,6 +280,16 @@ class NodeIterator(Generic[NodeT]):
 
     @timed
     def next_chunk(self, n: int) -> list:
+        return self.one_by_one(n)
+
+    def one_by_one(self, n: int) -> list:
+        """The default ``next_chunk``: up to ``n`` elements from ``__next__``. An error after some of
+        them returns those first and is raised at the next call, so nothing already taken from the
+        input is lost (raising at once dropped them: scan over a failing map lost the elements
+        before the error in each chunk)."""
+        deferred = self.__dict__.pop("_deferred_error", None)
+        if deferred is not None:
+            raise deferred
         out = []
         try:
             for _ in range(n):
@@ -287,6 +297,10 @@ class NodeIterator(Generic[NodeT]):
         except StopIteration:
             if not out:
                 raise
+        except Exception as exc:
+            if not out:
+                raise
+            self._deferred_error = exc
         return out
 
     def reset(self) -> None:

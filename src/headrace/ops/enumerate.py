@@ -63,15 +63,27 @@ class EnumerateIterator(NodeIterator[EnumerateNode]):
         super().__init__(node, parent)
         self.parent = parent
         self.index = 0  # elements enumerated in this epoch
+        # As tf.data (enumerate is zip(range, input) there): an input element that fails uses up its
+        # index, so indices stay the input's positions under ignore_errors. Chunks from an input
+        # that may fail cannot say which element did, so those are enumerated one by one.
+        self.chunked = all(n.never_raises for n in node.parents[0].walk())
 
     def __next__(self):
-        element = next(self.parent)
+        try:
+            element = next(self.parent)
+        except StopIteration:
+            raise
+        except Exception:
+            self.index += 1
+            raise
         value = np.int64(self.node.start + self.index)
         self.index += 1
         self.produced += 1
         return (value, element)
 
     def next_chunk(self, n: int) -> list:
+        if not self.chunked:
+            return self.one_by_one(n)
         chunk = self.parent.next_chunk(n)
         first = self.node.start + self.index
         indices = np.arange(first, first + len(chunk), dtype=np.int64)
