@@ -83,3 +83,14 @@ def test_enumerate_gives_a_failed_element_its_index_as_tf_does():
     assert [(int(i), int(v)) for i, v in ds] == [(0, 0), (1, 1), (2, 2), (4, 4), (5, 5)]
     batched = ds.batch(4)
     assert [b[0].tolist() for b in batched] == [[0, 1, 2, 4], [5]]
+
+
+def test_an_error_held_back_does_not_leak_into_the_next_epoch():
+    node = hr.Dataset.range(10).map(_fails_on_three).scan(0, lambda s, x: (s, x)).node
+    it = node.iterator(Context())
+    assert [int(x) for x in it.next_chunk(5)] == [0, 1, 2]  # the error at 3 is held back
+    it.reset()  # a new epoch (repeat) starts clean instead of raising the last epoch's error
+    assert [int(x) for x in it.next_chunk(2)] == [0, 1]
+    assert [int(x) for x in it.next_chunk(5)] == [2]
+    with pytest.raises(ValueError, match="three"):
+        it.next_chunk(5)

@@ -19,6 +19,7 @@ Iterator protocol, in order of importance:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import secrets
 import time
@@ -234,6 +235,21 @@ class Node:
 NodeT = TypeVar("NodeT", bound=Node)
 
 
+def _forgets_deferred_error(method: Any) -> Any:
+    """Wrap ``reset``/``set_state``: an error ``one_by_one`` held back belongs to the position the
+    stage leaves, not to the next epoch or a restored one."""
+    if getattr(method, "_headrace_forgets", False):
+        return method
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any) -> Any:
+        self.__dict__.pop("_deferred_error", None)
+        return method(self, *args)
+
+    wrapper._headrace_forgets = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 class NodeIterator(Generic[NodeT]):
     """Base class of the iterators a node builds; holds the counters every stage keeps.
 
@@ -265,6 +281,9 @@ class NodeIterator(Generic[NodeT]):
         for method in ("__next__", "next_chunk"):
             if method in cls.__dict__:
                 setattr(cls, method, timed(cls.__dict__[method]))
+        for method in ("reset", "set_state"):
+            if method in cls.__dict__:
+                setattr(cls, method, _forgets_deferred_error(cls.__dict__[method]))
 
     def __init__(self, node: NodeT, *inputs: NodeIterator):
         self.node: NodeT = node
