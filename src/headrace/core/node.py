@@ -8,7 +8,9 @@ Iterator protocol, in order of importance:
 - ``__next__()``: the next element, or ``StopIteration`` at the end of the epoch (and again after).
 - ``next_chunk(n)``: a list of 1..n elements, ``StopIteration`` at the end. A chunk never pulls more
   from its parent than it returns, so a chunked pipeline holds no hidden buffers and its state stays
-  exact; it only amortises Python's per-call cost over many elements (batch pulls chunks).
+  exact; it only amortises Python's per-call cost over many elements (batch pulls chunks). An error
+  after some elements of a chunk never loses them: they are returned and the error is raised by the
+  next call (``one_by_one``, the default, does this), or kept and served first (map, filter).
 - ``reset()``: rewind to the start of the next epoch (``repeat`` uses it; shuffles reseed).
 - ``get_state()`` / ``set_state(state)``: small JSON-serialisable dicts; restoring into a fresh
   iterator of the same pipeline continues exactly where the saved one stopped.

@@ -113,7 +113,6 @@ class ZipIterator(NodeIterator[ZipNode]):
         # Inputs where no row can fail (ranges, tensor slices, shuffles of them...) are pulled in
         # whole chunks: 3x faster on cheap rows, and no error can leave a chunk's rows unaligned.
         self.chunked = all(n.never_raises for parent in node.parents for n in parent.walk())
-        self.deferred: BaseException | None = None  # a row's error met after rows this call returns
 
     def _row(self) -> Any:
         inputs = self.inputs
@@ -137,27 +136,19 @@ class ZipIterator(NodeIterator[ZipNode]):
             raise StopIteration
         return tuple(row) if self.node._flat_tuple else self.node.pack(row)
 
-    def next_chunk(self, n: int) -> list:
-        if self.deferred is not None:
-            error, self.deferred = self.deferred, None
-            raise error
+    def __next__(self) -> Any:
         if self.exhausted:
             raise StopIteration
-        if self.chunked:
-            return self._chunk(n)
-        out: list = []
-        try:
-            for _ in range(n):
-                out.append(self._row())
-        except StopIteration:
-            if not out:
-                raise
-        except Exception as exc:
-            if not out:
-                raise
-            self.deferred = exc  # the rows before it go out now; its row is already gone
-        self.produced += len(out)
-        return out
+        row = self._row()
+        self.produced += 1
+        return row
+
+    def next_chunk(self, n: int) -> list:
+        if not self.chunked:
+            return self.one_by_one(n)  # an error after some rows: those go out first, then it
+        if self.exhausted:
+            raise StopIteration
+        return self._chunk(n)
 
     def _chunk(self, n: int) -> list:
         columns = []
@@ -178,13 +169,10 @@ class ZipIterator(NodeIterator[ZipNode]):
         self.produced += len(rows)
         return rows
 
-    def __next__(self):
-        return self.next_chunk(1)[0]
-
     def seek_forward(self, n: int) -> int | None:
         if self.exhausted:
             return 0
-        if self.deferred is not None:
+        if "_deferred_error" in self.__dict__:
             return None  # an error is owed first: let the caller read instead
         skipped = self.inputs[0].seek_forward(n)
         if skipped is None:
@@ -207,7 +195,6 @@ class ZipIterator(NodeIterator[ZipNode]):
         for it in self.inputs:
             it.reset()
         self.exhausted = False
-        self.deferred = None
 
     def get_state(self) -> dict:
         return {
@@ -233,4 +220,3 @@ class ZipIterator(NodeIterator[ZipNode]):
                 raise fields.fail(f"inputs[{i}]", sub, "a dict (a stage's state)")
             it.set_state(sub)
         self.exhausted = exhausted
-        self.deferred = None
