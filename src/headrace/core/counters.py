@@ -15,9 +15,10 @@ figure.
 Timing is sampled where it would cost: two clock reads per call nearly doubled the time of a cheap
 unbatched pipeline. The consumer (``headrace.Iterator``) switches the stages its calls drive between
 timed and untimed calls (:func:`set_timed`): every call while calls are slow or recorded, else one
-call after each random gap, counted for the gap. A stage and its inputs are switched together, so they are timed in the
-same calls and self times (a difference of two totals) stay consistent; sampling each stage on its
-own was tried and made that difference wrong by more than the stage's time on short runs.
+call after each random gap, counted for the gap (``inclusive_ns`` is then an unbiased estimate). A
+stage and its inputs are switched together, so they are timed in the same calls and self times (a
+difference of two totals) stay consistent; sampling each stage on its own was tried and made that
+difference wrong by more than the stage's time on short runs.
 """
 
 from __future__ import annotations
@@ -181,12 +182,6 @@ def timed(method: _M) -> _M:
     return wrapper  # type: ignore[return-value]
 
 
-def total_ns(iterator: Any) -> int:
-    """Wall time of all of a stage's calls, its inputs' calls made inside them included (an
-    estimate when the consumer samples: see ``set_timed``)."""
-    return iterator.inclusive_ns
-
-
 #: The consumer (``headrace.Iterator``) times every call while its calls are slow (each at least
 #: ``SLOW_CALL_NS``: the timing is then a negligible share) and for its first ``WARMUP_CALLS``.
 #: Otherwise it times one call, then runs a random gap of about ``sample_one_in`` calls untimed (a
@@ -239,8 +234,8 @@ def exclusive_ns(iterator: Any) -> float:
     with workers call their inputs elsewhere and report ``busy_seconds`` from the
     workers instead.
     """
-    nested = sum(total_ns(child) for child in iterator.inputs)
-    return max(0.0, total_ns(iterator) - nested)
+    nested = sum(child.inclusive_ns for child in iterator.inputs)
+    return max(0.0, iterator.inclusive_ns - nested)
 
 
 def busy_seconds(counters: StageCounters) -> float:

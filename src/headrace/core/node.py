@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from .counters import element_sizes, exclusive_ns, timed, total_ns
+from .counters import element_sizes, exclusive_ns, timed
 from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .naming import without_locations
 from .options import Options
@@ -196,6 +196,11 @@ class Node:
         """Text naming every stage of the pipeline; checkpoints are only restored into an equal one."""
         parents = ", ".join(p.signature() for p in self.parents)
         return f"{self!r}<-[{parents}]" if parents else repr(self)
+
+    def cannot_fail(self) -> bool:
+        """No stage of this pipeline can raise a per-element error (``never_raises`` all the way
+        down): a consumer may pull whole chunks and still know which element an error belongs to."""
+        return all(node.never_raises for node in self.walk())
 
     def walk(self) -> Iterator[Node]:
         """This node and every ancestor, depth first, each once."""
@@ -366,7 +371,7 @@ class NodeIterator(Generic[NodeT]):
             "name": self.name,
             "op": self.node.op,
             "produced": self.produced,
-            "inclusive_seconds": total_ns(self) / 1e9,
+            "inclusive_seconds": self.inclusive_ns / 1e9,
             "exclusive_seconds": exclusive_ns(self) / 1e9,
             "first_call_seconds": self.first_call_ns / 1e9,
             "first_call_produced": self.first_call_produced,

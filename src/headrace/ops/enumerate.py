@@ -66,7 +66,7 @@ class EnumerateIterator(NodeIterator[EnumerateNode]):
         # As tf.data (enumerate is zip(range, input) there): an input element that fails uses up its
         # index, so indices stay the input's positions under ignore_errors. Chunks from an input
         # that may fail cannot say which element did, so those are enumerated one by one.
-        self.chunked = all(n.never_raises for n in node.parents[0].walk())
+        self.chunked = node.parents[0].cannot_fail()
 
     def __next__(self):
         try:
