@@ -34,13 +34,15 @@ def main(kind: str, workdir: str, every: int) -> None:
         it.set_state(saved["iterator"])
         logged = saved["logged"]
     # Elements delivered after the last checkpoint are rolled back with the "model": drop their log lines.
-    with open(log_path, "a+") as log:
-        log.seek(0)
-        lines = log.read().splitlines()[:logged]
-        log.seek(0)
-        log.truncate()
-        log.write("".join(line + "\n" for line in lines))
-        log.flush()
+    # The shortened log replaces the old one atomically, so a kill during the rewrite loses no line that
+    # a checkpoint already counts (an in-place truncate-then-write did, and the test blamed the pipeline).
+    lines = open(log_path).read().splitlines()[:logged] if os.path.exists(log_path) else []
+    with open(log_path + ".tmp", "w") as f:
+        f.write("".join(line + "\n" for line in lines))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(log_path + ".tmp", log_path)
+    with open(log_path, "a") as log:
         step = 0
         for batch in it:
             time.sleep(0.003)  # the training step
