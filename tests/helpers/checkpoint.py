@@ -142,19 +142,25 @@ def check_tampered_states(
     after: int,
     max_elements: int = 200,
     budget: int | None = None,
-    seconds: float = 10.0,
+    seconds: float | None = None,
 ) -> int:
     """Restore states with one value replaced by a wrong one (negative, huge, wrong type, emptied or
     grown lists). Each must raise CheckpointError, or restore into an iterator that then yields or
-    ends within ``seconds`` and raises nothing but headrace's own errors (never spins, crashes with
-    TypeError/IndexError, or runs away). Returns how many tampered states were tried."""
+    ends within ``seconds`` (10, or 60 where worker processes or Ray actors start) and raises
+    nothing but headrace's own errors (never spins, crashes with TypeError/IndexError, or runs
+    away). Returns how many tampered states were tried."""
     it = iter(make_dataset())
     _take(it, after)
     state = _through_json(it.get_state())
     it.close()
+    processes = any(getattr(n, "executor", None) == "process" for n in it.node.walk())
+    remote = any(n.op == "run_on" for n in it.node.walk())
     if budget is None:
-        processes = any(getattr(n, "executor", None) == "process" for n in it.node.walk())
         budget = 6 if processes else 40
+    if seconds is None:
+        # Starting worker processes or Ray actors on a loaded 2-core CI box has taken over 10 s; a
+        # spin still shows, it only takes longer to be called one.
+        seconds = 60.0 if processes or remote else 10.0
     tried = 0
     for description, wrong in tampered_states(state, budget):
         fresh = iter(make_dataset())
