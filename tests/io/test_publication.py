@@ -218,7 +218,11 @@ def test_readers_refuse_a_stray_shard_and_a_temporary(tmp_path):
     os.remove(stray)
     temporary = temporary_path(paths[0])
     open(temporary, "wb").close()
-    refusals(prefix + "-*", [temporary], r"unfinished temporary file of a headrace writer \(possibly live\)")
+    refusals(
+        prefix + "-*",
+        [temporary],
+        r"unfinished temporary file of a headrace writer \(its writer, pid \d+ on this host, is still running\)",
+    )
     narrowed = hr.Dataset.list_files(prefix + "-*.tfrecord", shuffle=False)  # the way out it names
     assert [os.fsdecode(n) for n in narrowed] == paths
 

@@ -1,9 +1,14 @@
 """Remote storage against a real S3-compatible server: moto in server mode on 127.0.0.1, started and
 stopped by these tests, reached over HTTP through s3fs with ``storage_options``."""
 
+import json
 import logging
 import os
+import signal
+import subprocess
+import sys
 import uuid
+import warnings
 
 import numpy as np
 import pytest
@@ -200,3 +205,57 @@ def test_a_server_that_goes_away_is_retried_then_named(tmp_path, monkeypatch):
         fs.RemoteReadError, match=r"big-00000-of-00001.tfrecord: reading at byte offset \d+ failed 5 times"
     ):
         list(iterator)
+
+
+_KILLED_WRITER = """
+import json, os, signal, socket, sys
+from headrace.io import writer
+prefix, options, host = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+if host:
+    socket.gethostname = lambda: host  # as a writer on another machine
+publish_file, calls = writer.publish_file, []
+def killed_at_the_second_rename(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return publish_file(*args, **kwargs)
+writer.publish_file = killed_at_the_second_rename
+writer.write_shards([b"r%d" % i for i in range(30)], prefix, num_shards=3, index=True, storage_options=options)
+"""
+
+
+def _kill_a_writer(prefix: str, options: dict, host: str = "") -> list[str]:
+    """Run write_shards in a fresh process on ``host`` (default: this one), SIGKILLed after moving
+    the first shard's index, before the shard; return the temporaries it left."""
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, prefix, json.dumps(options), host],
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+    return [p for p in fs.list_dir(prefix.rsplit("/", 1)[0], options, fresh=True) if ".incomplete-" in p]
+
+
+def test_killed_s3_writers_are_reclaimed_here_and_named_when_on_another_host(s3):
+    root, options = s3
+    prefix, data = root + "/killed/part", [b"r%d" % i for i in range(30)]
+    assert len(_kill_a_writer(prefix, options)) == 5  # three shards, two of them with their index
+    with pytest.raises(hr.io.ShardSetError, match=r"unfinished temporary .* pid \d+ on this host, has ended"):
+        hr.Dataset.list_files(prefix + "-*", storage_options=options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a dead writer of this host: reclaimed without a word
+        paths = write_shards(data, prefix, num_shards=3, index=True, storage_options=options)
+    assert not [p for p in fs.list_dir(root + "/killed", options, fresh=True) if ".incomplete-" in p]
+    assert sorted(bytes(r) for r in hr.TFRecordDataset(paths, storage_options=options)) == sorted(data)
+
+    left = _kill_a_writer(prefix, options, host="worker-b")
+    with pytest.warns(hr.io.ShardSetWarning, match="by host worker-b") as caught:
+        with pytest.raises(hr.io.ShardSetError, match=r"pid \d+ on worker-b\) is writing"):
+            write_shards(data, prefix, num_shards=3, index=True, storage_options=options)
+    assert all(path in str(caught[0].message) for path in left)
+    assert sorted(hr.io.reclaim_shards(prefix, storage_options=options, force=True)) == sorted(left)
+    paths = write_shards(data, prefix, num_shards=3, index=True, storage_options=options)
+    listed = hr.Dataset.list_files(prefix + "-*", shuffle=False, storage_options=options)
+    assert sorted(bytes(r) for r in hr.TFRecordDataset(listed, storage_options=options)) == sorted(data)
+    assert not [p for p in fs.list_dir(root + "/killed", options, fresh=True) if ".incomplete-" in p]

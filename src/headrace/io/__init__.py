@@ -36,6 +36,7 @@ from .index import (
 from .limits import LimitExceededError, limit, set_limit
 from .publish import ShardSetError
 from .ragged import Ragged
+from .reclaim import ShardSetWarning, reclaim_shards
 from .sequence_example import (
     parse_sequence_example,
     parse_single_sequence_example,
@@ -63,6 +64,7 @@ __all__ = [
     "RecordIndex",
     "RecordReader",
     "ShardSetError",
+    "ShardSetWarning",
     "SparseFeature",
     "SparseTensor",
     "StaleIndexError",
@@ -97,6 +99,7 @@ __all__ = [
     "parse_single_sequence_example",
     "parse_tensor",
     "read_file",
+    "reclaim_shards",
     "serialize_example",
     "serialize_sequence_example",
     "serialize_tensor",

@@ -1,4 +1,4 @@
-"""``headrace inspect``, ``headrace index`` and ``headrace convert``: record files from the shell.
+"""``headrace inspect``, ``index``, ``convert`` and ``reclaim``: record files from the shell.
 
 Wired into the ``headrace`` command by :func:`add_commands`.
 """
@@ -10,6 +10,7 @@ import json
 import re
 import sys
 import time
+import warnings
 from typing import IO, Any
 
 from ..core.errors import HeadraceError
@@ -17,6 +18,7 @@ from .compression import detect_compression
 from .convert import convert
 from .fs import file_size, open_file
 from .index import build_index, check_index
+from .reclaim import ShardSetWarning, reclaim_shards
 from .schema import NotAMessage, decode_example, decode_sequence_example, infer_schema, record_kind
 from .tfrecord import RecordReader
 
@@ -270,8 +272,22 @@ def run_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_reclaim(args: argparse.Namespace) -> int:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ShardSetWarning)
+        removed = reclaim_shards(
+            args.prefix, storage_options=storage_options_of(args.storage_option), force=args.force
+        )
+    for path in removed:
+        print(f"removed {path}")
+    print(f"{len(removed)} temporary file{'' if len(removed) == 1 else 's'} removed")
+    for warning in caught:
+        print(str(warning.message), file=sys.stderr)
+    return 0
+
+
 def add_commands(subparsers: Any) -> None:
-    """Add ``inspect``, ``index`` and ``convert`` to the ``headrace`` command's subparsers."""
+    """Add ``inspect``, ``index``, ``convert`` and ``reclaim`` to the ``headrace`` command's subparsers."""
     compression = {
         "choices": ["", "GZIP", "ZLIB"],
         "default": None,
@@ -325,3 +341,15 @@ def add_commands(subparsers: Any) -> None:
         "needs headrace[ray] and storage every node sees",
     )
     conv.set_defaults(handler=run_convert)
+
+    reclaim = subparsers.add_parser(
+        "reclaim", help="remove the temporary files interrupted writers of a shard set left"
+    )
+    reclaim.add_argument("prefix", metavar="PREFIX")
+    reclaim.add_argument(
+        "--force",
+        action="store_true",
+        help="also those of writers on other hosts (say that none runs), and mark their unfinished set abandoned",
+    )
+    reclaim.add_argument("--storage-option", **storage)
+    reclaim.set_defaults(handler=run_reclaim)

@@ -28,6 +28,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -52,11 +53,13 @@ from .publish import (
     manifest_path,
     publish_file,
     read_manifest,
-    reclaim_set_temporaries,
     record_shard,
+    refuse_a_live_writer,
     temporary_path,
+    temporary_writer_is_dead,
     write_atomic,
 )
+from .reclaim import reclaim_set_temporaries
 from .writer import TFRecordWriter, shard_name
 
 if TYPE_CHECKING:
@@ -418,7 +421,7 @@ def convert(
     _check_settings(prefix, settings)
     bounds = [total * k // num_shards for k in range(num_shards + 1)]
     finals = [shard_name(prefix, k, num_shards) for k in range(num_shards)]
-    reclaim_set_temporaries(prefix)
+    reclaim_set_temporaries(prefix, tool="convert")
     recorded = _recorded_shards(prefix, num_shards)
     entries: list[dict | None] = []
     for k, final in enumerate(finals):
@@ -477,10 +480,31 @@ def convert(
     return finals
 
 
+_STAGING = "headrace-convert"
+
+
+@contextlib.contextmanager
+def _staging_folder() -> Iterator[str]:
+    """A local folder for a remote conversion, removed afterwards. It is named like a temporary
+    file (it records this process), so the folder of a killed run is removed by the next one."""
+    root = tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(root):
+            if name.startswith(_STAGING + ".incomplete-") and temporary_writer_is_dead(name):
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    staging = temporary_path(os.path.join(root, _STAGING))
+    os.makedirs(staging)
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def _convert_remote(src: str, prefix: str, storage_options: dict | None, options: dict) -> list[str]:
     """Convert in a local temporary folder (downloading a remote ``src``), then upload the shards
-    (and their indexes) to a remote ``prefix``; the folder is removed whatever happens."""
-    with tempfile.TemporaryDirectory(prefix="headrace-convert-") as staging:
+    (and their indexes) to a remote ``prefix``; the folder is removed whatever happens (by the next
+    remote conversion if this process is killed)."""
+    with _staging_folder() as staging:
         if is_url(src):
             if not exists(src, storage_options):
                 raise InvalidArgumentError(f"convert: {src!r} does not exist")
@@ -494,6 +518,8 @@ def _convert_remote(src: str, prefix: str, storage_options: dict | None, options
             src = local_src
         if not is_url(prefix):
             return convert(src, prefix, **options)
+        reclaim_set_temporaries(prefix, storage_options, tool="convert")
+        refuse_a_live_writer(prefix, "convert", storage_options)
         local_prefix = os.path.join(staging, "out", prefix.rstrip("/").rsplit("/", 1)[-1])
         shards = convert(src, local_prefix, **options)
         finals = [prefix + shard[len(local_prefix) :] for shard in shards]

@@ -269,6 +269,24 @@ def replace(source: str, destination: str, storage_options: dict | None = None) 
     os.replace(source, destination)
 
 
+# Stores where one write replaces a whole object at once (a reader sees the old object or the new
+# one). On other filesystems (local://, sftp://, hdfs:// ...) a reader can see a file half written.
+_WHOLE_OBJECT_PROTOCOLS = frozenset(
+    {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oci", "oss", "memory"}
+)
+
+
+def writes_whole_objects(path: str, storage_options: dict | None = None) -> bool:
+    """Whether a write to the ``protocol://`` path ``path`` becomes visible all at once (object stores).
+
+    >>> writes_whole_objects("memory://bucket/a"), writes_whole_objects("local:///tmp/a")
+    (True, False)
+    """
+    fs, _ = filesystem(path, storage_options)
+    protocols = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+    return any(p in _WHOLE_OBJECT_PROTOCOLS for p in protocols)
+
+
 def remove(path: str, storage_options: dict | None = None) -> None:
     if is_url(path):
         fs, inner = filesystem(path, storage_options)
@@ -301,10 +319,13 @@ def download(remote: str, local: str, storage_options: dict | None = None) -> No
     fs.get_file(inner, local)
 
 
-def list_dir(path: str, storage_options: dict | None = None) -> list[str]:
-    """Full paths of the entries of a directory, sorted."""
+def list_dir(path: str, storage_options: dict | None = None, *, fresh: bool = False) -> list[str]:
+    """Full paths of the entries of a directory, sorted. ``fresh=True``: never from a listing fsspec
+    cached (another process may have changed the folder since)."""
     if is_url(path):
         fs, inner = filesystem(path, storage_options)
+        if fresh:
+            fs.invalidate_cache(inner)
         return sorted(_outer(path, fs, entry) for entry in fs.ls(inner, detail=False))
     return sorted(os.path.join(path, name) for name in os.listdir(path))
 

@@ -3,7 +3,8 @@
 - A file is written under a temporary name that records its writer
   (``NAME.incomplete-<host>-<pid>-<start>-<random>``), synced, then renamed to ``NAME``: a reader
   sees the whole file or nothing. :func:`reclaim_temporaries` removes the temporaries of writers
-  that are dead (never those of a live process or of another host).
+  that are dead (never those of a live process or of another host); for a shard set, local or
+  ``protocol://``, see :mod:`headrace.io.reclaim`.
 - A set of shards (``PREFIX-NNNNN-of-MMMMM``) is published with ``.PREFIX.manifest.json``: it is
   written with ``"state": "publishing"`` before the first shard gets its final name, and rewritten
   with ``"state": "complete"`` (each shard's size and CRC32C) last. :func:`check_shard_files` lets a
@@ -22,6 +23,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -40,7 +42,8 @@ MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "headrace shard set"
 _MANIFEST_VERSION = 1
 _MAX_MANIFEST_BYTES = 64 << 20
-_TEMPORARY = re.compile(r"\.incomplete-([0-9a-f]{8})-(\d+)-(\d+)-[0-9a-f]+$")
+# A temporary, or a sidecar written beside one (its index: ``....incomplete-...-<random>.hridx``).
+_TEMPORARY = re.compile(r"\.incomplete-([0-9a-f]{8})-(\d+)-(\d+)-[0-9a-f]+(?:\.[a-z]+)?$")
 _SHARD = re.compile(r"^(.*)-(\d{5,})-of-(\d{5,})([^/]*)$")
 
 
@@ -68,16 +71,40 @@ def _process_stat(pid: int) -> tuple[str, int] | None:
         return None
 
 
+def _pid_namespace() -> str:
+    """This process's pid namespace ("" where unknown): two containers may share a host name (host
+    networking) but not their pids, so a pid is only checked inside its own namespace."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
 def process_identity() -> dict:
-    """What identifies this process across pid reuse and reboots: pid, host, boot id, start time."""
+    """What identifies this process across pid reuse and reboots: pid, host, pid namespace, boot id,
+    start time."""
     stat = _process_stat(os.getpid())
-    return {"pid": os.getpid(), "host": socket.gethostname(), "boot": _boot_id(), "started": stat and stat[1]}
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "pid_namespace": _pid_namespace(),
+        "boot": _boot_id(),
+        "started": stat and stat[1],
+    }
+
+
+def on_this_host(identity: dict) -> bool:
+    """Whether the process ``identity`` names can be checked from here: same host name and (where
+    recorded) same pid namespace."""
+    namespace = identity.get("pid_namespace")
+    return identity.get("host") == socket.gethostname() and namespace in (None, _pid_namespace())
 
 
 def is_alive(identity: dict) -> bool:
     """False when the process ``identity`` names has surely ended (dead, zombie, pid reused, rebooted).
-    A process on another host cannot be checked and counts as alive."""
-    if identity.get("host") != socket.gethostname():
+    A process on another host (or in another container's pid namespace) cannot be checked and
+    counts as alive."""
+    if not on_this_host(identity):
         return True
     boot = _boot_id()
     if identity.get("boot") and boot and identity["boot"] != boot:
@@ -100,8 +127,26 @@ def is_alive(identity: dict) -> bool:
     return True
 
 
-def _host_tag(host: str) -> str:
-    return f"{zlib.crc32(host.encode()):08x}"
+def host_tag(identity: dict | None = None) -> str:
+    """The 8 hex digits that temporary names carry for the host and pid namespace of ``identity``
+    (default: this process), so a reader of a name knows whether it can check the writer's pid."""
+    identity = identity or {"host": socket.gethostname(), "pid_namespace": _pid_namespace()}
+    where = identity.get("host", "")
+    if identity.get("pid_namespace"):
+        where += "\0" + identity["pid_namespace"]
+    return f"{zlib.crc32(where.encode()):08x}"
+
+
+def temporary_writer(name: str) -> tuple[str, int, int] | None:
+    """(host tag, pid, start time) of the writer a temporary's name records, None if it is not one.
+
+    >>> temporary_writer("a.tfrecord.incomplete-0123abcd-42-7-9f9f")
+    ('0123abcd', 42, 7)
+    """
+    match = _TEMPORARY.search(name)
+    if match is None:
+        return None
+    return match.group(1), int(match.group(2)), int(match.group(3))
 
 
 def temporary_path(final: str) -> str:
@@ -111,20 +156,34 @@ def temporary_path(final: str) -> str:
     True
     """
     me = process_identity()
-    return (
-        f"{final}.incomplete-{_host_tag(me['host'])}-{me['pid']}-{me['started'] or 0}-{secrets.token_hex(4)}"
-    )
+    return f"{final}.incomplete-{host_tag(me)}-{me['pid']}-{me['started'] or 0}-{secrets.token_hex(4)}"
 
 
 def temporary_writer_is_dead(name: str) -> bool:
     """True when ``name`` is a temporary of :func:`temporary_path` whose writer has surely ended."""
-    match = _TEMPORARY.search(name)
-    if match is None:
+    writer = temporary_writer(name)
+    if writer is None:
         return False
-    host, pid, started = match.group(1), int(match.group(2)), int(match.group(3))
-    if host != _host_tag(socket.gethostname()):
-        return False  # another machine's writer, on a shared filesystem: cannot tell
+    tag, pid, started = writer
+    if tag != host_tag():
+        return False  # another machine's (or container's) writer, on shared storage: cannot tell
     return not is_alive({"host": socket.gethostname(), "pid": pid, "started": started or None})
+
+
+def temporary_state(path: str) -> str:
+    """Who left the temporary ``path`` and what removes it, for messages."""
+    tag, pid, _ = temporary_writer(path) or ("?", 0, 0)
+    head = path.split(".incomplete-", 1)[0]
+    prefix = re.sub(r"-\d{5,}(-of-\d{5,})?[^/]*$", "", head)
+    if tag != host_tag():
+        return (
+            f"written on another host or container (host tag {tag}; here it is {host_tag()} on "
+            f"{socket.gethostname()}), which cannot be checked from here; if that writer no longer runs, "
+            f"{reclaim_call(prefix, force=True)} removes it"
+        )
+    if temporary_writer_is_dead(path):
+        return f"its writer, pid {pid} on this host, has ended; {reclaim_call(prefix)} or a rerun removes it"
+    return f"its writer, pid {pid} on this host, is still running"
 
 
 def reclaim_temporaries(directory: str, stem: str) -> list[str]:
@@ -207,28 +266,36 @@ def manifest_path(prefix: str) -> str:
     return os.path.join(directory, f".{stem}{MANIFEST_SUFFIX}")
 
 
-def reclaim_set_temporaries(prefix: str) -> list[str]:
-    """Reclaim the dead writers' temporaries of a shard set: its shards' and its manifest's."""
-    directory, stem = os.path.split(prefix)
-    return reclaim_temporaries(directory, stem) + reclaim_temporaries(directory, f".{stem}")
-
-
 def _checksum(body: dict) -> int:
     return crc32c(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
 
 
 def write_manifest(prefix: str, body: dict, storage_options: dict | None = None) -> None:
     """Atomically write the manifest of ``prefix`` (``body`` gains format, version and a checksum). On
-    an object store (``protocol://``) one PUT replaces the whole object: readers see the old
-    manifest or the new one."""
+    an object store (``s3://``, ``gs://`` ...) one PUT replaces the whole object; on other
+    ``protocol://`` filesystems (``local://``, ``sftp://`` ...), where a write is seen half done, it
+    is written under a temporary name and moved. Readers see the old manifest or the new one."""
     body = {"format": MANIFEST_FORMAT, "version": _MANIFEST_VERSION, **body}
     body.pop("checksum", None)
     data = json.dumps({**body, "checksum": _checksum(body)}, indent=1, sort_keys=True).encode()
-    if is_url(prefix):
-        with storage.open_file(manifest_path(prefix), "wb", storage_options) as f:
+    path = manifest_path(prefix)
+    if not is_url(prefix):
+        write_atomic(path, data)
+    elif storage.writes_whole_objects(path, storage_options):
+        with storage.open_file(path, "wb", storage_options) as f:
             f.write(data)
-        return
-    write_atomic(manifest_path(prefix), data)
+    else:
+        temporary = temporary_path(path)
+        try:
+            storage.make_parent_dirs(temporary, storage_options)
+            with storage.open_file(temporary, "wb", storage_options) as f:
+                f.write(data)
+            storage.replace(temporary, path, storage_options)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                if storage.exists(temporary, storage_options):
+                    storage.remove(temporary, storage_options)
+            raise
 
 
 def read_manifest(path: str, storage_options: dict | None = None) -> dict:
@@ -290,6 +357,32 @@ def _writer_text(manifest: dict) -> str:
     return f"{manifest.get('tool', 'a writer')} (pid {writer.get('pid')} on {writer.get('host')})"
 
 
+def reclaim_call(prefix: str, force: bool = False) -> str:
+    """The call (and command) that removes what interrupted writers of ``prefix`` left (see
+    :mod:`headrace.io.reclaim`).
+
+    >>> reclaim_call("s3://b/train", force=True)
+    "headrace.io.reclaim_shards('s3://b/train', force=True, storage_options=...) (shell: headrace reclaim s3://b/train --force --storage-option ...)"
+    """
+    remote = is_url(prefix)
+    arguments = (
+        [repr(prefix)] + (["force=True"] if force else []) + (["storage_options=..."] if remote else [])
+    )
+    flags = (" --force" if force else "") + (" --storage-option ..." if remote else "")
+    return f"headrace.io.reclaim_shards({', '.join(arguments)}) (shell: headrace reclaim {prefix}{flags})"
+
+
+def _if_stopped_elsewhere(prefix: str, manifest: dict) -> str:
+    """For a writer this host cannot check: how to take its set over once it is known to be gone."""
+    if on_this_host(manifest["writer"]):
+        return ""
+    return (
+        f" (it runs on another host or container, which cannot be checked from here; if it was stopped, "
+        f"{reclaim_call(prefix, force=True)} marks the set abandoned and removes its temporaries, so a "
+        "rerun can take it over)"
+    )
+
+
 def _local_size(directory: str) -> Any:
     def size_of(name: str) -> int | None:
         try:
@@ -333,6 +426,7 @@ def _check_set(
             raise ShardSetError(
                 f"{where}: the shard set {prefix}-* is still being written by {_writer_text(manifest)} "
                 f"({in_place} of {len(shards)} shards in place, see {path}); read it once that run finishes"
+                + _if_stopped_elsewhere(prefix, manifest)
             )
         raise ShardSetError(
             f"{where}: the shard set {prefix}-* is incomplete: {_writer_text(manifest)} stopped with "
@@ -406,10 +500,10 @@ def check_shard_files(
     for item in paths:
         path = os.fsdecode(item) if isinstance(item, bytes) else str(item)
         if _TEMPORARY.search(path):
-            state = "possibly live" if is_url(path) or not temporary_writer_is_dead(path) else "dead"
             raise ShardSetError(
-                f"{where}: {path} is an unfinished temporary file of a headrace writer ({state}); "
-                "narrow the file pattern to the finished files (e.g. '...-*-of-*.tfrecord')"
+                f"{where}: {path} is an unfinished temporary file of a headrace writer "
+                f"({temporary_state(path)}); narrow the file pattern to the finished files (e.g. "
+                "'...-*-of-*.tfrecord')"
             )
         prefix = shard_prefix(path)
         if prefix is not None:
@@ -441,6 +535,24 @@ def _previous(prefix: str, storage_options: dict | None = None) -> dict | None:
         return None  # a damaged manifest names nothing we may delete; the new one replaces it
 
 
+def _refuse_a_live_writer(prefix: str, tool: str, previous: dict) -> None:
+    if previous["state"] == "publishing" and previous["writer"].get("pid") != os.getpid():
+        if _writer_alive(previous):
+            raise ShardSetError(
+                f"{tool}: {_writer_text(previous)} is writing the shard set {prefix}-* right now "
+                f"(see {manifest_path(prefix)}); wait for it, or write to another prefix"
+                + _if_stopped_elsewhere(prefix, previous)
+            )
+
+
+def refuse_a_live_writer(prefix: str, tool: str, storage_options: dict | None = None) -> None:
+    """Raise :class:`ShardSetError` if another writer may be publishing ``prefix`` now: a writer calls
+    this before writing its shards, so it does not write them all for :func:`begin_set` to refuse."""
+    previous = _previous(prefix, storage_options)
+    if previous is not None:
+        _refuse_a_live_writer(prefix, tool, previous)
+
+
 def begin_set(
     prefix: str,
     tool: str,
@@ -456,12 +568,7 @@ def begin_set(
     previous = _previous(prefix, storage_options)
     retired: set[Any] = set()  # names read from a manifest, untrusted until filtered below
     if previous is not None:
-        if previous["state"] == "publishing" and previous["writer"].get("pid") != os.getpid():
-            if _writer_alive(previous):
-                raise ShardSetError(
-                    f"{tool}: {_writer_text(previous)} is writing the shard set {prefix}-* right now "
-                    f"(see {manifest_path(prefix)}); wait for it, or write to another prefix"
-                )
+        _refuse_a_live_writer(prefix, tool, previous)
         for entry in previous["shards"]:
             if isinstance(entry, dict):
                 retired.add(entry.get("file"))

@@ -39,9 +39,10 @@ from .publish import (
     finish_set,
     os_error,
     publish_file,
-    reclaim_set_temporaries,
+    refuse_a_live_writer,
     temporary_path,
 )
+from .reclaim import reclaim_set_temporaries
 
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
@@ -225,9 +226,10 @@ def write_shards(
     one does not overwrite are removed, and the manifest is rewritten as ``complete`` with each shard's
     size and CRC32C. Readers (``TFRecordDataset``, ``list_files``) refuse a set whose manifest is not
     complete, so an interrupted run is never read as a finished set; the next run reclaims the
-    temporaries of dead writers. On an error the temporary files are removed. Returns the shard paths.
-    ``protocol://`` prefixes (with ``storage_options``) get the same manifest, beside the shards;
-    temporaries an interrupted remote run left are not reclaimed (no process to check on a store).
+    temporaries of dead writers on this host, and names those of another host's writers in a
+    ``ShardSetWarning`` (:func:`~headrace.io.reclaim_shards` removes them). On an error the temporary
+    files are removed. Returns the shard paths. ``protocol://`` prefixes (with ``storage_options``)
+    get the same manifest, beside the shards, and the same reclaim.
     """
     prefix = as_path(prefix, "prefix")
     storage_options = check_storage_options(storage_options, "write_shards")
@@ -251,8 +253,8 @@ def write_shards(
             "a positive number of bytes",
         )
     local = not is_url(prefix)
-    if local:
-        reclaim_set_temporaries(prefix)
+    reclaim_set_temporaries(prefix, storage_options, tool="write_shards")
+    refuse_a_live_writer(prefix, "write_shards", storage_options)
     writers: list[TFRecordWriter] = []
 
     def open_shard(number: int) -> TFRecordWriter:
