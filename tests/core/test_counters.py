@@ -118,6 +118,53 @@ def test_call_log_is_off_unless_recording():
             pass
 
 
+class _Stage:
+    produced, first_call_ns = 0, 1
+
+
+def test_a_call_keeps_the_slices_it_handed_on_and_only_those_of_its_own_call():
+    log = counters.CallLog(maxlen=100)
+    stage, other = _Stage(), _Stage()
+    first = log.add_chunk(1, 7, 7, 10, 20, 4)
+    second = log.add_chunk(1, 7, 7, 20, 30, 4)
+    assert second > first and log[-1][6] == second and log[-1][7] == ()
+    log.deliver(id(stage), first)  # made before the call below started: by an untimed call
+    start = time.perf_counter_ns()
+    log.deliver(id(stage), second)
+    log.deliver(id(other), first)
+    log.add_call(stage, start, time.perf_counter_ns())
+    call = log[-1]
+    assert call[5] == counters.CALL and call[7] == (second,)
+    assert call[6] == stage.last_slice > second  # numbered, and the stage knows its last call's number
+    log.add_call(stage, start, time.perf_counter_ns())
+    assert log[-1][7] == ()  # taken once: the next call of the stage handed nothing on
+    log.add_call(other, 0, time.perf_counter_ns())
+    assert log[-1][7] == (first,)  # hand-offs are kept per stage
+    assert len({entry[6] for entry in log}) == len(log)  # every slice has its own number
+
+
+def test_nothing_is_logged_or_kept_for_the_trace_while_not_recording():
+    assert counters.call_log is None
+    ds = (
+        hr.Dataset.range(3)
+        .interleave(lambda i: hr.Dataset.range(5).map(slow), cycle_length=3, num_parallel_calls=3)
+        .map(slow, 2, executor="thread")
+        .prefetch(2)
+    )
+    it = iter(ds)
+    for _ in range(6):
+        next(it)
+    prefetch = it.root
+    parallel_map = prefetch.inputs[0]
+    interleave = parallel_map.inputs[0]
+    assert all(origin is None for *_, origin in prefetch.producer.items)
+    assert parallel_map.executor.firsts == {} and parallel_map.chunk_starts == {}
+    slots = [slot[2].producer for slot in interleave.slots if slot is not None]
+    assert slots and all(origin is None for producer in slots for *_, origin in producer.items)
+    assert counters.call_log is None
+    it.close()
+
+
 def test_shuffle_reports_the_bytes_its_buffer_holds():
     import numpy as np
 

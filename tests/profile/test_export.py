@@ -3,9 +3,12 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import headrace as hr
 
@@ -198,6 +201,167 @@ def test_parallel_interleave_reads_are_slices_on_their_reader_threads(tmp_path):
     reads = worker_slices(stats, "interleave")
     assert len({piece.thread for piece in reads}) == 3 and sum(piece.elements for piece in reads) == 24
     check_trace_schema(json.load(open(stats.save_trace(str(tmp_path / "t.json")))))
+
+
+def stamped(x, slow_first=0.06, others=0.004):
+    """The element, where and when it was computed: (x, pid, thread, perf_counter_ns)."""
+    time.sleep(slow_first if x == 0 else others)
+    return x, os.getpid(), threading.get_ident(), time.perf_counter_ns()
+
+
+def consume_with_windows(it, step_seconds: float = 0.0) -> list[tuple[int, int, int]]:
+    """Iterate, noting for each element the consumer's call around it: (value, start ns, end ns)."""
+    out = []
+    while True:
+        start = time.perf_counter_ns()
+        try:
+            element = next(it)
+        except StopIteration:
+            return out
+        out.append((element, start, time.perf_counter_ns()))
+        time.sleep(step_seconds)
+
+
+def trace_arrows(trace: dict) -> list[tuple[dict, dict]]:
+    events = trace["traceEvents"]
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    return [(e, ends[e["id"]]) for e in events if e["ph"] == "s"]
+
+
+def check_exact_arrows(stats, made_by: dict[int, tuple], taken: dict[int, tuple], origin: int) -> int:
+    """Every arrow of the trace runs from a producing slice to the call that handed its first
+    element on, and each producing slice has exactly one.
+
+    ``made_by[value]`` is (pid, thread, ns) where and when the element was made, ``taken[value]``
+    the (start ns, end ns) window of the consumer's call that got it; the trace must agree with
+    them. Returns how many arrows the old rule (first call of the stage ending after the producing
+    slice) would have drawn to another call."""
+    from headrace.profile.export import _tracks, trace_events
+
+    tracks = _tracks(stats)
+    trace = trace_events(stats)
+    check_trace_schema(trace)
+    seconds = {v: (ns - origin) / 1e9 for v, (_, _, ns) in made_by.items()}
+    # The producing slice of each element: the slice on its track around the time it was made
+    # (the innermost one: a map call inside prefetch's producer loop, not the range call in it).
+    producers = [
+        p for p in stats.slices if p.worker or p.pid != stats.pid or p.thread != threading.get_ident()
+    ]
+    first_of: dict = {}
+    for value, (pid, thread, _) in made_by.items():
+        track = (pid, pid if pid != stats.pid else thread)
+        around = [p for p in producers if (p.pid, p.thread) == track and p.start <= seconds[value] <= p.end]
+        assert around, f"no slice made element {value}"
+        piece = min(around, key=lambda p: p.end - p.start)
+        first_of[piece] = min(first_of.get(piece, value), value)
+    consumer_calls = [p for p in stats.slices if not p.worker and p.thread == threading.get_ident()]
+    root = min(p.stage for p in consumer_calls)
+    calls = sorted((p for p in consumer_calls if p.stage == root), key=lambda p: p.start)
+
+    def call_that_took(value):
+        start, end = ((ns - origin) / 1e9 for ns in taken[value])
+        found = [p for p in calls if start <= p.start and p.end <= end]
+        assert len(found) == 1, (value, found)
+        return found[0]
+
+    arrows = trace_arrows(trace)
+    assert len(arrows) == len(first_of), "one arrow per producing slice"
+    wrong_guesses = 0
+    for piece, value in first_of.items():
+        pid, tid = piece.pid, tracks[(piece.pid, piece.thread)][0]
+        mid = (piece.start + piece.end) / 2 * 1e6
+        matching = [
+            (s, f) for s, f in arrows if (s["pid"], s["tid"]) == (pid, tid) and abs(s["ts"] - mid) < 1e-3
+        ]
+        assert len(matching) == 1, (piece, value)
+        landing = matching[0][1]
+        call = call_that_took(value)
+        assert (landing["pid"], landing["tid"]) == (stats.pid, tracks[(call.pid, call.thread)][0])
+        assert call.start * 1e6 <= landing["ts"] <= call.end * 1e6, (value, call, landing)
+        guess = next((c for c in calls if c.end >= piece.end), None)
+        wrong_guesses += guess is not call
+    return wrong_guesses
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+@pytest.mark.parametrize("executor", ["thread", "process"])
+def test_arrows_land_on_the_call_that_handed_the_chunk_on_when_chunks_finish_out_of_order(
+    executor, deterministic
+):
+    with hr.profile.record_calls():
+        it = iter(hr.Dataset.range(12).map(stamped, 3, executor=executor, deterministic=deterministic))
+        got = consume_with_windows(it)
+    stats = it.stats()
+    it.close()
+    values = [int(element[0]) for element, _, _ in got]
+    assert sorted(values) == list(range(12))
+    if deterministic:
+        assert values == list(range(12))
+    made_by = {int(e[0]): (int(e[1]), int(e[2]), int(e[3])) for e, _, _ in got}
+    taken = {int(e[0]): (start, end) for e, start, end in got}
+    wrong_guesses = check_exact_arrows(stats, made_by, taken, it.created_ns)
+    if deterministic:
+        # Element 0's chunk finished last: chunks done before it would all have landed on its call.
+        assert wrong_guesses >= 1
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    delays=st.lists(st.integers(0, 4), min_size=1, max_size=10),
+    workers=st.integers(2, 3),
+    deterministic=st.booleans(),
+)
+def test_any_finishing_order_gives_exact_arrows(delays, workers, deterministic):
+    def work(x):
+        time.sleep(delays[int(x)] / 1000)
+        return x, os.getpid(), threading.get_ident(), time.perf_counter_ns()
+
+    with hr.profile.record_calls():
+        it = iter(
+            hr.Dataset.range(len(delays)).map(work, workers, executor="thread", deterministic=deterministic)
+        )
+        got = consume_with_windows(it)
+    stats = it.stats()
+    it.close()
+    made_by = {int(e[0]): (int(e[1]), int(e[2]), int(e[3])) for e, _, _ in got}
+    taken = {int(e[0]): (start, end) for e, start, end in got}
+    check_exact_arrows(stats, made_by, taken, it.created_ns)
+
+
+def test_prefetch_arrows_land_on_the_call_that_took_the_element():
+    with hr.profile.record_calls():
+        it = iter(hr.Dataset.range(10).map(lambda x: stamped(x, 0.002, 0.002)).prefetch(2))
+        got = consume_with_windows(it, step_seconds=0.006)  # a slow consumer: the producer runs ahead
+    stats = it.stats()
+    it.close()
+    made_by = {int(e[0]): (int(e[1]), int(e[2]), int(e[3])) for e, _, _ in got}
+    taken = {int(e[0]): (start, end) for e, start, end in got}
+    # The old rule landed each arrow on the call before the one that took the element.
+    assert check_exact_arrows(stats, made_by, taken, it.created_ns) >= 3
+
+
+def read_stamped(i):
+    return hr.Dataset.range(4 * i, 4 * i + 4).map(stamped)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: hr.Dataset.range(12).map(stamped).parallelize(2),
+        lambda: hr.Dataset.range(3).interleave(read_stamped, cycle_length=3, num_parallel_calls=3),
+    ],
+    ids=["parallelize", "parallel interleave"],
+)
+def test_worker_and_reader_arrows_land_on_the_call_that_handed_the_element_on(make):
+    with hr.profile.record_calls():
+        it = iter(make())
+        got = consume_with_windows(it)
+    stats = it.stats()
+    it.close()
+    assert sorted(int(e[0]) for e, _, _ in got) == list(range(12))
+    made_by = {int(e[0]): (int(e[1]), int(e[2]), int(e[3])) for e, _, _ in got}
+    taken = {int(e[0]): (start, end) for e, start, end in got}
+    check_exact_arrows(stats, made_by, taken, it.created_ns)
 
 
 def test_arrows_stay_bounded(tmp_path, monkeypatch):

@@ -24,6 +24,7 @@ difference wrong by more than the stage's time on short runs.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import threading
 import time
@@ -71,7 +72,7 @@ class CallLog(deque):
     """The slices of the trace, recorded while ``headrace.profile.record_calls`` runs; bounded (the
     oldest are dropped first). One tuple per slice::
 
-        (key, (pid, thread), start ns, end ns, elements, kind)
+        (key, (pid, thread), start ns, end ns, elements, kind, number, delivered)
 
     ``key`` is ``id()`` of the stage's iterator. ``kind`` is :data:`CALL` for a call of the stage
     (logged by the timing template on the thread that made it; ``elements`` is what that call
@@ -79,6 +80,12 @@ class CallLog(deque):
     :data:`CHUNK` for work a stage's worker did for it (a thread, or a process whose pid is given;
     ``elements`` is how many it computed). Times are ``perf_counter_ns``: CLOCK_MONOTONIC on Linux,
     the same clock in every process, so a worker process's times line up with the parent's.
+
+    ``number`` identifies the slice (unique across recordings). ``delivered`` holds, for a call,
+    the numbers of the slices whose first element that call handed on from another thread or
+    process: a worker's chunk (parallel map, ``parallelize``, a parallel interleave's read) or the
+    producer thread's call of prefetch's input. The stage reports each hand-off with
+    :meth:`deliver`; the trace draws its flow arrows from these links.
     """
 
     def __init__(self, maxlen: int):
@@ -89,9 +96,13 @@ class CallLog(deque):
         # forgotten so logs its next call without a count, never with a wrong one.
         self.produced: dict[int, int] = {}
         self.limit = maxlen
+        # Hand-offs reported during a stage's call in progress, (time, number), by stage: its
+        # logged call takes them. Each stage's calls and hand-offs run on one thread at a time.
+        self.handed: dict[int, list[tuple[int, int]]] = {}
 
     def add_call(self, iterator: Any, start: int, end: int) -> None:
-        """Log a call of ``iterator`` (the timing template calls this while recording)."""
+        """Log a call of ``iterator`` (the timing template calls this while recording); its number
+        goes to ``iterator.last_slice``, where a producer thread calling it finds it."""
         key, produced, seen = id(iterator), iterator.produced, self.produced
         # A first call ever counts from 0 (also when a dead iterator's id was reused); a stage not
         # seen yet that ran before this recording gets no count.
@@ -101,17 +112,45 @@ class CallLog(deque):
         seen[key] = produced
         # A restore may set a stage's count back (take): then this call's count is unknown too.
         elements = None if before is None or produced < before else produced - before
-        self.append((key, (self.pid, _get_ident()), start, end, elements, CALL))
+        handed = self.handed.pop(key, None) if self.handed else None
+        # A hand-off made before this call began was made by an untimed call (the consumer's
+        # sampling gap as the recording started): it belongs to no logged call, so it is dropped.
+        if handed is None:
+            delivered = _NONE
+        elif len(handed) == 1:  # the usual case (prefetch: one per call), without building a list
+            at, number = handed[0]
+            delivered = (number,) if at >= start else _NONE
+        else:
+            delivered = tuple([number for at, number in handed if at >= start])
+        number = iterator.last_slice = _next_number()
+        self.append((key, (self.pid, _get_ident()), start, end, elements, CALL, number, delivered))
 
-    def add_chunk(self, key: int, pid: int, thread: int, start: int, end: int, elements: int) -> None:
-        """Log a chunk of work a worker did for the stage whose iterator has ``id()`` ``key``."""
-        self.append((key, (pid, thread), start, end, elements, CHUNK))
+    def add_chunk(self, key: int, pid: int, thread: int, start: int, end: int, elements: int) -> int:
+        """Log a chunk of work a worker did for the stage whose iterator has ``id()`` ``key``;
+        returns its number, for the stage to :meth:`deliver` when it hands the chunk's first
+        element on."""
+        number = _next_number()
+        self.append((key, (pid, thread), start, end, elements, CHUNK, number, _NONE))
+        return number
+
+    def deliver(self, key: int, number: int) -> None:
+        """Note that the stage whose iterator has ``id()`` ``key`` is handing on, in its call in
+        progress on this thread, the first element of slice ``number`` (made on another thread or
+        process); its logged call keeps the link."""
+        handed = self.handed.get(key)
+        if handed is None:
+            if len(self.handed) >= self.limit:  # stages whose calls are never logged again
+                self.handed.clear()
+            handed = self.handed[key] = []
+        handed.append((_perf_ns(), number))
 
 
 #: The recording in progress (``headrace.profile.record_calls``), else None. Timed calls log into it
 #: from ``rare()``; thread and process workers log each chunk (one check per chunk, not per element).
 call_log: CallLog | None = None
 _get_ident = threading.get_ident
+_next_number = itertools.count().__next__  # slice numbers, shared by all recordings: none repeats
+_NONE: tuple[int, ...] = ()
 
 
 def timed(method: _M) -> _M:

@@ -277,6 +277,8 @@ class NodeIterator(Generic[NodeT]):
     sample_bytes: bool = False
     bytes_out_sum: float = 0.0
     bytes_out_samples: int = 0
+    #: while recording a trace: the number of the stage's last logged call (``core.counters.CallLog``)
+    last_slice: int | None = None
     #: the stage calls its inputs from a thread of its own (prefetch): the consumer's sampled timing
     #: (``core.counters.sampled_stages``) stops there and times every call below it.
     inputs_on_other_threads: ClassVar[bool] = False

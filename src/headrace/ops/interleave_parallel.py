@@ -65,7 +65,8 @@ class ReadTally:
     """Wall and CPU time the slots spent reading, summed over every slot of one iterator (the tuner
     tells reads that wait on storage from reads that compute). While a recording runs
     (``record_calls``), each read is also a slice on its reader thread, booked to ``key`` (``id()``
-    of the interleave's iterator)."""
+    of the interleave's iterator); the slot's producer links it to the interleave call that hands
+    the element on (see ``runtime.producer``)."""
 
     def __init__(self, key: int = 0) -> None:
         self.lock = threading.Lock()
@@ -73,20 +74,25 @@ class ReadTally:
         self.cpu_ns = 0
         self.key = key
 
-    def add(self, start_ns: int, end_ns: int, cpu_ns: int, elements: int) -> None:
+    def add(self, start_ns: int, end_ns: int, cpu_ns: int, elements: int) -> int | None:
+        """Book one read; while recording, log it and return its slice number."""
         with self.lock:
             self.wall_ns += end_ns - start_ns
             self.cpu_ns += cpu_ns
         log = counters.call_log
-        if log is not None:
-            log.add_chunk(self.key, os.getpid(), threading.get_ident(), start_ns, end_ns, elements)
+        if log is None:
+            return None
+        return log.add_chunk(self.key, os.getpid(), threading.get_ident(), start_ns, end_ns, elements)
 
 
 class TimedReads:
-    """A sub-iterator whose ``next`` calls are timed into a :class:`ReadTally`; all else forwards."""
+    """A sub-iterator whose ``next`` calls are timed into a :class:`ReadTally`; all else forwards.
+    ``last_slice`` is the number of its last read logged while recording: the slot's producer
+    links the element to it."""
 
     def __init__(self, inner: NodeIterator, tally: ReadTally):
         self.inner, self.tally = inner, tally
+        self.last_slice: int | None = None
 
     def __next__(self) -> Any:
         wall, cpu, elements = perf_ns(), thread_time_ns(), 0
@@ -95,7 +101,9 @@ class TimedReads:
             elements = 1
             return value
         finally:
-            self.tally.add(wall, perf_ns(), thread_time_ns() - cpu, elements)
+            number = self.tally.add(wall, perf_ns(), thread_time_ns() - cpu, elements)
+            if number is not None:
+                self.last_slice = number
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -144,6 +152,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         sub = super()._open(element, position)
         timed_sub = cast(NodeIterator, TimedReads(sub, self.reads))  # forwards all but next() to sub
         reader = SlotReader(sub.node, timed_sub, self.capacity, self.gate)
+        reader.producer.owner = id(self)  # this stage's calls hand the slot's elements on (the trace)
         reader.producer.start()  # reads ahead from now on, while the cycle visits other slots
         return reader
 

@@ -65,9 +65,21 @@ def _flow(
 
 
 def _slice_events(stats: Stats, tracks: dict[tuple[int, int], tuple[int, str]]) -> list[dict]:
+    """A slice per recorded call and chunk, and flow arrows where elements cross threads or processes.
+
+    Arrows are exact: a call that handed on the first element of a slice made on another thread or
+    process (a worker's chunk, a parallel interleave's read, the call of prefetch's input on its
+    thread) recorded that slice's number (``CallLog.deliver``), and the arrow joins the two, one per
+    chunk, whatever order the workers finished in. Only a stage that recorded no such link (one
+    that does not report its hand-offs, such as a user's own threaded stage) gets the old guess:
+    from each chunk, and each input call on another thread, to the first call of the stage ending
+    after it.
+    """
     events: list[dict] = []
     calls: dict[int, list] = {}  # stage -> its calls, as (end, start, track)
     chunks: dict[int, list] = {}  # stage -> its workers' chunks, likewise
+    numbered: dict[int, tuple[float, float, tuple[int, int]]] = {}  # slice number -> (start, end, track)
+    links: list[tuple[Any, tuple[int, int]]] = []  # calls that handed on another slice's element
     for piece in stats.slices:
         stage = stats.stages[piece.stage]
         track = (piece.pid, tracks[(piece.pid, piece.thread)][0])
@@ -89,13 +101,27 @@ def _slice_events(stats: Stats, tracks: dict[tuple[int, int], tuple[int, str]]) 
         (chunks if piece.worker else calls).setdefault(piece.stage, []).append(
             (piece.end, piece.start, track)
         )
+        numbered[piece.number] = (piece.start, piece.end, track)
+        if piece.delivered:
+            links.append((piece, track))
+    flows = 0
+    linked = set()
+    for piece, taker in links:
+        linked.add(piece.stage)
+        for number in piece.delivered:
+            source = numbered.get(number)  # None: dropped by the log's bound, or before iter()
+            if source is None or source[2] == taker or flows >= MAX_FLOWS:
+                continue
+            start, end, track = source
+            flows += 1
+            events.extend(
+                _flow(flows, track, (start + end) / 2, taker, _landing(end, piece.start, piece.end))
+            )
     for pieces in (*calls.values(), *chunks.values()):
         pieces.sort()
-    # Arrows where work crosses threads or processes: from a worker's chunk to the first call of its
-    # stage that could hand its output on (ending after it), and from a stage's call on one thread
-    # to the first call of the stage above on another that ends after it (prefetch, interleave).
-    flows = 0
     for stage in stats.stages:
+        if stage.index in linked:
+            continue
         takers = calls.get(stage.index, [])
         for producers in (chunks.get(stage.index, []), *(calls.get(child, []) for child in stage.inputs)):
             position = 0
@@ -109,9 +135,15 @@ def _slice_events(stats: Stats, tracks: dict[tuple[int, int], tuple[int, str]]) 
                     continue
                 flows += 1
                 events.extend(
-                    _flow(flows, track, (start + end) / 2, taker, (max(taker_start, end) + taker_end) / 2)
+                    _flow(flows, track, (start + end) / 2, taker, _landing(end, taker_start, taker_end))
                 )
     return events
+
+
+def _landing(source_end: float, start: float, end: float) -> float:
+    """Where an arrow lands in the slice ``start``..``end``: mid-way through its part after the
+    source slice ended (the element cannot be handed on before it was made)."""
+    return (min(max(start, source_end), end) + end) / 2
 
 
 def trace_events(stats: Stats) -> dict:

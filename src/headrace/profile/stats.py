@@ -87,6 +87,9 @@ class Slice(NamedTuple):
     end: float  #: seconds since ``iter()``
     elements: int | None  #: produced by the call, or computed in the chunk; None if not known
     worker: bool  #: True: a chunk a worker did for the stage; False: a call of the stage
+    number: int = -1  #: the slice's identity in the recording (``CallLog``)
+    #: a call's links: numbers of the slices (on other threads or processes) whose first element it handed on
+    delivered: tuple[int, ...] = ()
 
 
 #: a first call counts as one-time cost only when it exceeds this and several steady calls
@@ -177,7 +180,7 @@ class Stats:
         log = current_log()
         if log is not None:
             origin = iterator.created_ns
-            for key, (pid, thread), start, end, elements, kind in list(log):
+            for key, (pid, thread), start, end, elements, kind, number, delivered in list(log):
                 slot = index_of.get(key)
                 if slot is not None and start >= origin:
                     self.slices.append(
@@ -189,6 +192,8 @@ class Stats:
                             (end - origin) / 1e9,
                             elements,
                             kind == CHUNK,
+                            number,
+                            delivered,
                         )
                     )
         self._diagnosis: Diagnosis | None = None

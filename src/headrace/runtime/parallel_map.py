@@ -11,6 +11,11 @@ state (on a budget, see :mod:`.snapshots`). ``get_state`` returns the first snap
 last element handed on, plus the inputs of the elements before it that are still owed (none in the
 deterministic case, whenever the snapshot was affordable). Its format is the serial map's, so a
 checkpoint moves freely between serial and parallel, threads and processes.
+
+While ``headrace.profile.record_calls`` records, the executor numbers each chunk it returns; the
+position of a chunk's first element keeps that number until the element is handed on, and the call
+handing it on reports it (``CallLog.deliver``): the trace's arrow from the chunk lands on that call,
+whatever order the chunks finished in.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import weakref
 from collections import deque
 from typing import Any
 
+from ..core import counters
 from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result
@@ -84,6 +90,7 @@ class ParallelMapIterator(NodeIterator):
         self.records: dict[int, tuple[bool, Any]] = {}
         self.ready: dict[int, tuple[bool, Any]] = {}  # position -> (ok, output or exception)
         self.arrivals: deque[int] = deque()  # ready positions in finishing order (non-deterministic)
+        self.chunk_starts: dict[int, int] = {}  # while recording: a chunk's first position -> its slice
         self.tasks: dict[int, int] = {}  # task id in flight -> position
         self.queued: deque[int] = deque()  # restored inputs not yet submitted
         self.snapshots: dict[int, dict] = {}  # j -> parent state after j inputs, ascending
@@ -265,6 +272,13 @@ class ParallelMapIterator(NodeIterator):
             raise
         finally:
             self.output_wait_ns += perf_ns() - start
+        firsts = self.executor.firsts
+        if firsts:  # recording: where each returned chunk starts (its tasks are still in flight)
+            for task, number in firsts.items():
+                position = self.tasks.get(task)
+                if position is not None:
+                    self.chunk_starts[position] = number
+            firsts.clear()
         for task, ok, value in results:
             position = self.tasks.pop(task, None)
             if position is not None:  # else computed for an epoch or state that was left since
@@ -289,6 +303,9 @@ class ParallelMapIterator(NodeIterator):
     def _hand_on(self, position: int) -> Any:
         ok, value = self.ready.pop(position)
         del self.records[position]
+        starts = self.chunk_starts
+        if starts and position in starts:  # recording, and the first element of a chunk
+            self._deliver(position)
         if self.arrivals and self.arrivals[0] == position:
             self.arrivals.popleft()
         if position >= self.high:
@@ -305,6 +322,13 @@ class ParallelMapIterator(NodeIterator):
             raise value
         self.produced += 1
         return tf_result(value) if type(value) in CONVERTED else value
+
+    def _deliver(self, position: int) -> None:
+        """Report handing on the first element of a recorded chunk (the trace's arrow lands on this call)."""
+        number = self.chunk_starts.pop(position)
+        log = counters.call_log
+        if log is not None:
+            log.deliver(id(self), number)
 
     def _next(self) -> Any:
         if self.failure is not None:
@@ -377,6 +401,7 @@ class ParallelMapIterator(NodeIterator):
         self.records.clear()
         self.ready.clear()
         self.arrivals.clear()
+        self.chunk_starts.clear()
         self.queued.clear()
         self.snapshots.clear()
         self.exhausted = False

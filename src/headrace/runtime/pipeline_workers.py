@@ -9,6 +9,10 @@ element (a worker whose share ended is skipped), so the order is fixed whatever 
 Checkpoints are exact: for each worker, the state sent with the first chunk that ends at or after
 the last element handed on, plus the elements of that chunk still owed (encoded like any buffered
 element), plus whose turn it is. Restoring sends each worker its state.
+
+While ``headrace.profile.record_calls`` records, each chunk is a slice on its worker's process track,
+and the call that hands the chunk's first element on reports it (``CallLog.deliver``): the trace's
+arrow from the chunk lands on that call.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ class _Share:
         self.base: dict | None = None  # state after `handed` elements, when known
         self.in_flight = 0  # requests sent, not answered
         self.ended = False  # the worker said its share ended (this epoch)
+        self.chunk_starts: dict[int, int] = {}  # while recording: a chunk's first index -> its slice
 
 
 class _Workers:
@@ -218,7 +223,9 @@ class ParallelizeIterator(NodeIterator):
         self.busy_ns += busy
         log = counters.call_log  # one check per chunk: a slice on the worker's process track
         if log is not None:
-            log.add_chunk(id(self), worker.pid, worker.pid, start, end, len(items))
+            number = log.add_chunk(id(self), worker.pid, worker.pid, start, end, len(items))
+            if items:
+                share.chunk_starts[share.received] = number
         for ok, payload in items:
             share.buffer.append(decode_result(ok, payload, worker.pid, self.name))
         share.received += len(items)
@@ -279,6 +286,12 @@ class ParallelizeIterator(NodeIterator):
 
     def _hand_on(self, share: _Share) -> Any:
         ok, value = share.buffer.popleft()
+        starts = share.chunk_starts
+        if starts and share.handed in starts:  # recording, and the first element of a chunk
+            number = starts.pop(share.handed)
+            log = counters.call_log
+            if log is not None:
+                log.deliver(id(self), number)
         share.handed += 1
         while share.states and share.states[0][0] <= share.handed:
             share.base = share.states.popleft()[1]

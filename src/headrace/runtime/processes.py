@@ -14,7 +14,8 @@
 - Elements cross in both directions through :mod:`headrace.runtime.shm`.
 - Each answer carries its chunk's start and end (``perf_counter_ns``, one clock for every process on
   Linux): while ``headrace.profile.record_calls`` records, the chunk becomes a slice on the worker
-  process's track in the trace.
+  process's track in the trace, and ``firsts`` maps the chunk's first task to that slice's number
+  (the owner links it to the call that hands the element on).
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ class ProcessExecutor:
         self.parent_ns = 0  # the consumer's time spent sending and receiving
         self.received_segments = 0  # outputs that came back through shared memory
         self.messages = 0
+        self.firsts: dict[int, int] = {}  # while recording: a chunk's first task -> its slice number
         self.closed = False
         self.failed = False
         # One reader of the pipes at a time: close() drains them from the consumer's thread while a
@@ -325,7 +327,9 @@ class ProcessExecutor:
             log = counters.call_log  # one check per chunk: a slice on the worker's process track
             if log is not None:
                 start, end = reply[2]
-                log.add_chunk(self.key, pid, pid, start, end, len(body))
+                number = log.add_chunk(self.key, pid, pid, start, end, len(body))
+                if body:
+                    self.firsts[body[0][0]] = number
 
     def _adapt(self, element_ns: float) -> None:
         """Chunk size from the measured time per element: about CHUNK_SECONDS of work."""

@@ -10,6 +10,11 @@ Checkpoints: after each pull the thread snapshots the source's state when the bu
 the snapshot of the last item handed out, or else the first later one plus the values before it, or
 else (after a pause) the source's current state plus every buffered value.
 
+While ``headrace.profile.record_calls`` records, each buffered item keeps the number of the slice
+that made it (the source's ``last_slice``: its call, or a parallel interleave's read), and ``get``
+reports handing it on for the stage ``owner`` (``CallLog.deliver``), so the trace's arrow lands on
+the call that really took it.
+
 >>> from headrace.sources.range import RangeNode
 >>> from headrace.core.node import Context
 >>> producer = Producer(RangeNode(5).iterator(Context()), capacity=2, name="doctest")
@@ -27,6 +32,7 @@ import weakref
 from collections import deque
 from typing import Any, Protocol
 
+from ..core import counters
 from ..core.errors import WorkerError
 from ..core.node import NodeIterator, perf_ns
 from ..core.state import encode_element
@@ -52,7 +58,9 @@ class Producer:
         self.name = name
         self.gate = gate  # shared by producers that may not all read at once (parallel interleave)
         self.cv = threading.Condition()
-        self.items: deque[tuple[int, Any, dict | None]] = deque()  # (kind, value, snapshot after it)
+        #: (kind, value, snapshot after it, number of the slice that made it while recording)
+        self.items: deque[tuple[int, Any, dict | None, int | None]] = deque()
+        self.owner: int | None = None  # id() of the stage whose calls hand the items on (the trace)
         self.ended = False  # an END item is buffered: nothing more to pull this epoch
         self.paused = False
         self.busy = False  # the thread is inside a call on the source
@@ -91,11 +99,14 @@ class Producer:
                 if self.stopping:
                     return
                 self.busy = True
-            kind, value, snapshot = VALUE, None, None
+            kind, value, snapshot, origin = VALUE, None, None, None
             gate = self.gate
             if gate is not None:
                 gate.acquire()
             try:
+                source = self.source
+                log = counters.call_log  # one check per pull unless recording
+                before = None if log is None else source.last_slice
                 start = perf_ns()
                 try:
                     value = next(self.source)
@@ -104,6 +115,10 @@ class Producer:
                 except BaseException as exc:  # noqa: BLE001 (handed to the consumer in order)
                     kind, value = ERROR, exc
                 self.input_wait_ns += perf_ns() - start
+                if log is not None and counters.call_log is log:
+                    # Unchanged: this pull's call was not logged (nothing to link the item to).
+                    latest = source.last_slice
+                    origin = None if latest == before else latest
                 if not self.stopping:
                     snapshot = self.policy.take(self.source.get_state)
             finally:
@@ -112,7 +127,7 @@ class Producer:
                 with cv:
                     self.busy = False
                     if not self.stopping:
-                        self.items.append((kind, value, snapshot))
+                        self.items.append((kind, value, snapshot, origin))
                         self.ended = kind == END
                     cv.notify_all()
             del kind, value, snapshot  # hold no element while waiting for room
@@ -134,7 +149,7 @@ class Producer:
                         raise WorkerError(f"{self.name}: the iterator is closed")
                     self.cv.wait()
                 self.empty_wait_ns += perf_ns() - start
-            kind, value, snapshot = self.items[0]
+            kind, value, snapshot, origin = self.items[0]
             if kind == END:
                 return END, None
             self.items.popleft()
@@ -142,7 +157,11 @@ class Producer:
             self.gets += 1
             self.last_snapshot = snapshot
             self.cv.notify_all()
-            return kind, value
+        if origin is not None and self.owner is not None:  # recording: outside the lock
+            log = counters.call_log
+            if log is not None:
+                log.deliver(self.owner, origin)
+        return kind, value
 
     def _pause(self) -> None:
         with self.cv:
@@ -162,7 +181,7 @@ class Producer:
             if self.last_snapshot is not None:
                 return self.last_snapshot, []
             values = []
-            for kind, value, snapshot in self.items:
+            for kind, value, snapshot, _ in self.items:
                 if kind == VALUE:
                     values.append(value)
                 if snapshot is not None:
@@ -171,7 +190,7 @@ class Producer:
         self._pause()
         try:
             with self.cv:
-                values = [value for kind, value, _ in self.items if kind == VALUE]
+                values = [value for kind, value, _, _ in self.items if kind == VALUE]
             return self.source.get_state(), values
         finally:
             self._resume()
@@ -184,9 +203,9 @@ class Producer:
                 self.items.clear()
                 self.ended = False
                 for value in values:
-                    self.items.append((VALUE, value, None))
+                    self.items.append((VALUE, value, None, None))
                 if self.items:
-                    self.items[-1] = (VALUE, values[-1], source_state)
+                    self.items[-1] = (VALUE, values[-1], source_state, None)
                     self.last_snapshot = None
                 else:
                     self.last_snapshot = source_state
@@ -206,7 +225,7 @@ class Producer:
 
     def occupancy(self) -> int:
         with self.cv:  # the thread appends meanwhile: iterating the deque unlocked can raise
-            return sum(1 for kind, _, _ in self.items if kind != END)
+            return sum(1 for kind, _, _, _ in self.items if kind != END)
 
     def stop(self) -> None:
         """Ask the thread to stop (it does once its pull in progress returns); does not wait."""
@@ -240,6 +259,7 @@ class BufferedIterator(NodeIterator):
         self.parent = parent
         self.capacity = capacity
         self.producer = Producer(parent, capacity, self.name, gate)
+        self.producer.owner = id(self)  # its calls hand the items on (no reference: an id)
         # Garbage collection of an abandoned iterator stops the thread (it holds no reference to us).
         self._finalizer = weakref.finalize(self, self.producer.shutdown)
 

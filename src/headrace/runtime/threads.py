@@ -7,7 +7,9 @@ about :data:`CHUNK_SECONDS` of work: cheap functions pay one queue hand-off (and
 chunk instead of per element, while slow ones (I/O) keep chunks of one and full parallelism.
 
 While ``headrace.profile.record_calls`` records, each chunk is also a slice of the owning stage on
-the worker's thread (``core.counters.CallLog``); otherwise a worker pays one check per chunk.
+the worker's thread (``core.counters.CallLog``), and ``firsts`` maps each returned chunk's first
+task to the chunk's slice number (the owner links the chunk to the call that hands that element
+on); otherwise a worker pays one check per chunk.
 
 The owner (a parallel map) bounds how many tasks are in flight, so neither queue grows without
 limit. Worker threads hold no reference to their owner, so an abandoned iterator is garbage
@@ -58,6 +60,9 @@ class ThreadExecutor:
         self.pending: list[tuple[int, Any, Any]] = []  # submitted, not yet queued
         self.chunk_size = 1  # the first chunks measure the function
         self.element_ns = 0.0  # measured time per element, moving average
+        # While recording: first task of each chunk returned -> the chunk's slice number (the
+        # owner takes them after each wait; empty otherwise).
+        self.firsts: dict[int, int] = {}
         self.closed = False
 
     def _start(self) -> None:
@@ -122,9 +127,11 @@ class ThreadExecutor:
             except queue.Empty:
                 return out
 
-    def _unpack(self, message: tuple[list, int]) -> list[tuple[int, bool, Any]]:
-        results, busy_ns = message
+    def _unpack(self, message: tuple[list, int, int | None]) -> list[tuple[int, bool, Any]]:
+        results, busy_ns, number = message
         if results:
+            if number is not None:
+                self.firsts[results[0][0]] = number
             # Chunk size from the measured time per element: about CHUNK_SECONDS of work.
             element_ns = busy_ns / len(results)
             average = self.element_ns
@@ -192,8 +199,7 @@ def _work(
         busy_ns[index] += busy
         cpu_ns[index] += thread_time_ns() - cpu_start
         log = counters.call_log  # one check per chunk: a slice on this thread while recording
-        if log is not None:
-            log.add_chunk(key, pid, thread, start, end, len(out))
+        number = None if log is None else log.add_chunk(key, pid, thread, start, end, len(out))
         chunk = task = element = None  # hold no element while waiting for the next chunk
-        results.put((out, busy))
+        results.put((out, busy, number))
         del out
