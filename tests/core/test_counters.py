@@ -259,23 +259,29 @@ def _spin(seconds):
 
 
 def test_cheap_calls_run_untimed_between_samples_and_estimates_stay_close():
-    spent = []
+    def estimate_over_spent() -> float:
+        spent = []
 
-    def work(x):
-        start = time.perf_counter()
-        _spin(20e-6)
-        spent.append(time.perf_counter() - start)
-        return x
+        def work(x):
+            start = time.perf_counter()
+            _spin(20e-6)
+            spent.append(time.perf_counter() - start)
+            return x
 
-    it = iter(hr.Dataset.range(4000).map(work).filter(lambda x: True))
-    modes = set()
-    for _ in it:
-        modes.add(it.root.timing)  # held up between calls: the next call is untimed
-    assert modes == {True, False}  # both timed and untimed calls happened
-    stage = it.stats().stage("map")
+        it = iter(hr.Dataset.range(4000).map(work).filter(lambda x: True))
+        modes = set()
+        for _ in it:
+            modes.add(it.root.timing)  # held up between calls: the next call is untimed
+        assert modes == {True, False}  # both timed and untimed calls happened
+        stage = it.stats().stage("map")
+        return (stage.busy_seconds + stage.one_time_seconds) / sum(spent)
+
     # The estimate stands for every call (each timed call counts for the gap before it): it is within
-    # a quarter of the time really spent in map_func (plus the stage's own overhead).
-    assert 0.75 * sum(spent) < stage.busy_seconds + stage.one_time_seconds < 1.5 * sum(spent)
+    # a quarter of the time really spent in map_func (plus the stage's own overhead). A sampled call
+    # that the OS preempts counts for its whole gap, so on a loaded machine one run can be far off:
+    # the median of three is checked.
+    ratios = sorted(estimate_over_spent() for _ in range(3))
+    assert 0.75 < ratios[1] < 1.5, ratios
 
 
 def test_sample_one_in_zero_times_every_call(monkeypatch):
