@@ -304,3 +304,27 @@ def test_png_equals_tensorflow(tf):
         decode_png(data, dtype=np.uint16), tf.io.decode_png(data, dtype=tf.uint16).numpy()
     )
     np.testing.assert_array_equal(decode_png(data), tf.io.decode_png(data).numpy())
+
+
+def test_without_the_image_extra_the_error_names_it(monkeypatch):
+    # `pip install headrace` without [image]: no simplejpeg, no Pillow. The README's example decodes
+    # JPEGs; its error must say what to install, not "No module named 'PIL'".
+    import sys
+
+    from headrace.image import decode as decode_module
+    from headrace.image import encode as encode_module
+
+    jpeg = hr.image.encode_jpeg(np.zeros((4, 4, 3), np.uint8))
+    monkeypatch.setattr(decode_module, "simplejpeg", None)
+    monkeypatch.setattr(encode_module, "simplejpeg", None)
+    for name in ("PIL", "PIL.Image", "PIL.ImageSequence"):
+        monkeypatch.setitem(sys.modules, name, None)  # import fails
+    extra = r"pip install 'headrace\[image\]'"
+    with pytest.raises(ImportError, match=rf"decode_jpeg needs Pillow .*{extra}"):
+        hr.image.decode_jpeg(jpeg)
+    with pytest.raises(ImportError, match=rf"needs Pillow .*{extra}"):
+        hr.image.decode_batch([jpeg])
+    with pytest.raises(ImportError, match=rf"encode_jpeg needs Pillow .*{extra}"):
+        hr.image.encode_jpeg(np.zeros((4, 4, 3), np.uint8))
+    with pytest.raises(ImportError, match=rf"encode_png needs Pillow .*{extra}"):
+        hr.image.encode_png(np.zeros((4, 4, 3), np.uint8))

@@ -108,3 +108,18 @@ def stateless_rng(seed: Any, fn: str) -> np.random.Generator:
         )
     low, high = (int(v) & 0xFFFFFFFFFFFFFFFF for v in array.tolist())
     return np.random.Generator(np.random.Philox(key=low | (high << 64)))
+
+
+def pillow(fn: str) -> Any:
+    """Pillow's ``PIL`` package with ``Image`` and ``ImageSequence`` loaded, or an ImportError that
+    names the function and the extra that installs it (a bare "No module named 'PIL'" told users of
+    ``pip install headrace`` nothing)."""
+    try:
+        import PIL.Image  # noqa: PLC0415 (optional dependency: extra `image`)
+        import PIL.ImageSequence  # noqa: PLC0415
+    except ImportError:
+        raise ImportError(
+            f"{fn} needs Pillow (and simplejpeg, for fast JPEG), which headrace installs only with its "
+            "image extra: pip install 'headrace[image]'"
+        ) from None
+    return PIL

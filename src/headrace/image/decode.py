@@ -16,6 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..core.errors import DataLossError, InvalidArgumentError, StructureError
+from ._checks import pillow
 from .convert import convert_image_dtype
 from .encode import encode_jpeg, encode_png  # noqa: F401  (the docstring examples use them)
 
@@ -227,9 +228,7 @@ def _pil_frame_to_array(frame, channels: int, want_uint16: bool) -> np.ndarray:
         target = _PIL_MODES_FOR_CHANNELS[channels]
     if mode in ("I;16", "I;16B", "I;16L", "I"):  # 16-bit grey to more channels: keep the high byte
         high = (np.clip(np.asarray(frame), 0, 65535) >> 8).astype(np.uint8)
-        from PIL import Image  # noqa: PLC0415
-
-        frame = Image.fromarray(high)
+        frame = pillow("decode_image").Image.fromarray(high)
     array = np.asarray(frame.convert(target) if frame.mode != target else frame)
     if array.ndim == 2:
         array = array[:, :, None]
@@ -247,7 +246,8 @@ def _decode_with_pillow(
     dtype: Any = np.uint8,
     all_frames: bool = False,
 ) -> np.ndarray:
-    from PIL import Image, ImageSequence  # noqa: PLC0415
+    pil = pillow(fn)
+    Image, ImageSequence = pil.Image, pil.ImageSequence  # noqa: N806 (PIL's own names)
 
     from ..io.limits import LimitExceededError  # noqa: PLC0415
 

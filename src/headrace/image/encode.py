@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
-from ._checks import as_image
+from ._checks import as_image, pillow
 
 try:
     import simplejpeg
@@ -70,7 +70,7 @@ def encode_jpeg(
             colorspace="GRAY" if gray else "RGB",
             colorsubsampling="Gray" if gray else ("420" if chroma_downsampling else "444"),
         )
-    from PIL import Image  # noqa: PLC0415
+    Image = pillow(fn).Image  # noqa: N806 (PIL's own name)
 
     buffer = io.BytesIO()
     Image.fromarray(array[:, :, 0] if gray else array).save(
@@ -109,7 +109,7 @@ def encode_png(image: Any, compression: int = -1, name: str | None = None) -> by
         )
     if 0 in array.shape[:2]:
         raise InvalidArgumentError(f"{fn}: image has shape {array.shape}; height and width must be > 0")
-    from PIL import Image  # noqa: PLC0415
+    Image = pillow(fn).Image  # noqa: N806 (PIL's own name)
 
     buffer = io.BytesIO()
     # Pillow picks L, LA, RGB, RGBA or I;16 from the array's dtype and shape.
