@@ -251,3 +251,24 @@ def test_the_call_log_counts_per_call_and_never_guesses():
     log.add_call(a, 4, 5)
     assert [entry[4] for entry in log] == [1, None]  # the newest two slices: c's 1, a's unknown
     assert all(entry[5] == counters.CALL and entry[1][0] == os.getpid() for entry in log)
+
+
+def test_gil_advice_from_cpu_time_needs_workers_that_were_busy():
+    from headrace.profile.advice import gil_bound
+    from headrace.profile.stats import StageStats
+
+    def stage(cpu, busy, utilisation):
+        return StageStats(
+            0, "map(f)", "map", 0, [], 100, busy, parallelism=2, executor="thread",
+            cpu_seconds=cpu, utilisation=utilisation, calls_user_function=True,
+        )  # fmt: skip
+
+    class FakeStats:
+        elapsed_seconds = 1.0
+
+    # Two threads busy all the time on one core's worth of CPU: they take turns under the GIL.
+    assert "take turns" in gil_bound(FakeStats(), stage(cpu=1.0, busy=2.0, utilisation=1.0))
+    # Two cores' worth: the calls release the GIL.
+    assert gil_bound(FakeStats(), stage(cpu=1.9, busy=2.0, utilisation=1.0)) is None
+    # Idle workers (startup, a slow input, a short run): no verdict on the GIL from so little.
+    assert gil_bound(FakeStats(), stage(cpu=0.1, busy=0.2, utilisation=0.1)) is None

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 INPUT_BOUND_WAIT = 0.10
 #: a user function cheaper than this per call is dominated by per-call overhead: vectorise it
 CHEAP_CALL_SECONDS = 30e-6
+#: a stage with workers busy at least this share of their capacity is judged by how they work
+MOSTLY_BUSY = 0.5
 #: a shuffle buffer above this many bytes is worth shrinking
 LARGE_BUFFER_BYTES = 256 * 2**20
 
@@ -56,7 +58,14 @@ def gil_bound(stats: Stats, stage: StageStats) -> str | None:
         return None
     if not stage.cpu_seconds or not stage.busy_seconds or stats.elapsed_seconds <= 0:
         return None
-    cores_used = stage.cpu_seconds / stats.elapsed_seconds
+    if stage.utilisation < MOSTLY_BUSY:
+        # Its workers sat idle (startup, a slow input): taking turns is not what keeps the consumer
+        # waiting, and a short run says little about the GIL (the README example's 5 batches were
+        # told to use processes).
+        return None
+    # Cores used while the workers were busy: threads that take turns under the GIL use about one
+    # together, however many there are (dividing by the whole run's time counted idle time too).
+    cores_used = stage.cpu_seconds * stage.parallelism / stage.busy_seconds
     cpu_share = stage.cpu_seconds / stage.busy_seconds
     if cores_used < 1.2 and cpu_share >= 0.2 and (os.cpu_count() or 1) > 1:
         return (
