@@ -34,6 +34,24 @@ def test_make_csv_dataset_repeats_shuffles_and_selects(tmp_path):
         make_csv_dataset(str(tmp_path / "*.none"), 2)
 
 
+@pytest.mark.parametrize("compression_type", ["GZIP", "ZLIB"])
+def test_make_csv_dataset_reads_the_header_of_compressed_files(tmp_path, compression_type):
+    # tensorflow.org/tutorials/load_data/csv reads a .csv.gz this way: the header and the rows used to
+    # infer types are read through the decompressor too.
+    import gzip  # noqa: PLC0415
+    import zlib  # noqa: PLC0415
+
+    text = b"traffic_volume,temp,holiday\n5545,288.28,None\n4516,289.36,Labor Day\n"
+    path = tmp_path / "traffic.csv.gz"
+    path.write_bytes(gzip.compress(text) if compression_type == "GZIP" else zlib.compress(text))
+    ds = make_csv_dataset(
+        str(path), batch_size=2, label_name="traffic_volume", num_epochs=1, compression_type=compression_type
+    )
+    features, label = next(iter(ds))
+    assert list(features) == ["temp", "holiday"] and sorted(label.tolist()) == [4516, 5545]
+    assert features["temp"].dtype == np.float32 and features["holiday"].dtype == object
+
+
 def test_make_batched_features_dataset(tmp_path):
     path = str(tmp_path / "e.tfrecord")
     with hr.io.TFRecordWriter(path) as writer:

@@ -20,6 +20,7 @@ from .core.node import AUTOTUNE
 from .dataset import Dataset, TFRecordDataset
 from .io.fs import as_path, glob
 from .sources.csv import CsvNode
+from .sources.file_records import split_lines
 from .sources.fixed_length_record import FixedLengthRecordNode
 from .sources.text_line import TextLineNode
 
@@ -171,12 +172,17 @@ def _infer_dtype(texts: list[bytes], na_value: bytes) -> Any:
         return "string"
 
 
-def _csv_header_and_rows(path: str, field_delim: str, use_quote_delim: bool, rows: int) -> list[list[bytes]]:
+def _csv_header_and_rows(
+    path: str, field_delim: str, use_quote_delim: bool, rows: int, compression_type: str | None = None
+) -> list[list[bytes]]:
     import csv  # noqa: PLC0415
 
-    with open(path, newline="", encoding="latin-1") as file:
+    # Read through the same opener as CsvDataset, so GZIP / ZLIB files and remote paths sample alike.
+    stream = TextLineNode(path, compression_type).open()
+    try:
+        lines = (line.decode("latin-1") for line in split_lines(stream))
         reader = csv.reader(
-            file, delimiter=field_delim, quoting=csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+            lines, delimiter=field_delim, quoting=csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
         )
         out = []
         for row in reader:
@@ -184,6 +190,8 @@ def _csv_header_and_rows(path: str, field_delim: str, use_quote_delim: bool, row
                 out.append([field.encode("latin-1") for field in row])
             if len(out) > rows:
                 break
+    finally:
+        stream.close()  # type: ignore[attr-defined]  # (files and DecompressingReader close; the Protocol has only read)
     return out
 
 
@@ -225,7 +233,9 @@ def make_csv_dataset(
     """
     files = _matching(file_pattern)
     na_bytes = na_value.encode() if isinstance(na_value, str) else na_value
-    sample = _csv_header_and_rows(files[0], field_delim, use_quote_delim, num_rows_for_inference)
+    sample = _csv_header_and_rows(
+        files[0], field_delim, use_quote_delim, num_rows_for_inference, compression_type
+    )
     if column_names is None:
         if not header:
             raise InvalidArgumentError("make_csv_dataset: column_names is needed when header=False")

@@ -13,6 +13,32 @@ def test_conversions_follow_tf_data():
     assert to_array(np.float64(2.0)).dtype == np.float64  # numpy values keep their dtype
 
 
+class _Column:
+    """An array-like with its own dtype, as a pandas column or a torch tensor."""
+
+    def __init__(self, values, dtype=None):
+        self.values = np.asarray(values, dtype=dtype)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values
+
+
+def test_array_likes_keep_their_dtype():
+    # tf.convert_to_tensor keeps a pandas column's float64 / int32; only Python numbers get float32 / int64.
+    assert to_array(_Column([1.5, 2.5])).dtype == np.float64
+    assert to_array(_Column([1, 2], np.int32)).dtype == np.int32
+    assert to_array(_Column(["a", b"b", None], object)).tolist() == [b"a", b"b", None]
+    assert to_array([1.5, 2.5]).dtype == np.float32
+
+
+def test_array_likes_from_pandas():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"age": [63, 41], "oldpeak": [2.3, 0.0], "thal": ["fixed", "normal"]})
+    assert to_array(frame["oldpeak"]).dtype == np.float64 and to_array(frame["age"]).dtype == np.int64
+    assert to_array(frame["thal"]).tolist() == [b"fixed", b"normal"]
+    assert to_array(frame[["age", "oldpeak"]]).dtype == np.float64
+
+
 def test_compatibility_and_common_spec():
     a = hr.TensorSpec((None, 3), "float32")
     assert a.is_compatible_with(np.zeros((7, 3), np.float32))

@@ -24,6 +24,12 @@ def test_dicts_flatten_in_sorted_key_order():
     assert flatten({"b": 1, "a": (2, 3)}) == [2, 3, 1]
 
 
+def test_pack_keeps_the_dicts_own_key_order():
+    # tf.nest: leaves in sorted-key order, the rebuilt dict in the structure's order.
+    packed = pack_as({"b": 0, "a": (0, 0)}, [2, 3, 1])
+    assert list(packed) == ["b", "a"] and packed == {"b": 1, "a": (2, 3)}
+
+
 def test_map_structure_rejects_mismatched_structures():
     with pytest.raises(StructureError, match="one structure"):
         map_structure(lambda a, b: a, (1, 2), (1, 2, 3))

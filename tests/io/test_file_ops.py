@@ -38,6 +38,9 @@ def test_decode_csv():
     assert b.ravel().tolist() == [b"a,b", b"c"] and c.ravel().tolist() == [2.5, -1.0]
     (only,) = decode_csv("x;7", [hr.int64], field_delim=";", select_cols=[1])
     assert only.tolist() == 7
+    # One record gives scalars, as parse_single_example: what a map over TextLineDataset lines returns.
+    number, text = decode_csv(b"5,x", [0, ""])
+    assert type(number) is np.int32 and number == 5 and text == b"x"
     with pytest.raises(hr.InvalidArgumentError, match="no default"):
         decode_csv([b","], [hr.int64, ""])
     with pytest.raises(hr.InvalidArgumentError, match="expected 2 fields"):

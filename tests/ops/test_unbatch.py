@@ -34,6 +34,14 @@ def test_rows_keep_dtypes_and_structures():
     assert [(int(a), int(b)) for a, b in pairs] == [(0, 0), (1, -1), (2, -2)]
 
 
+def test_rows_keep_the_dicts_key_order():
+    # As tf.data: a dict element comes back with its own key order, flat or nested.
+    flat = next(iter(hr.Dataset.from_tensor_slices({"z": [1, 2], "a": [3, 4]}).batch(2).unbatch()))
+    nested = next(iter(hr.Dataset.from_tensor_slices({"z": [1, 2], "a": ([3, 4],)}).batch(2).unbatch()))
+    assert list(flat) == ["z", "a"] and flat == {"z": 1, "a": 3}
+    assert list(nested) == ["z", "a"] and nested["a"] == (3,)
+
+
 def test_empty_batches_are_skipped():
     ds = hr.Dataset.range(4).map(lambda n: np.arange(int(n) % 3)).unbatch()
     assert [int(x) for x in ds] == [0, 0, 1]

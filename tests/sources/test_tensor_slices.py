@@ -53,6 +53,27 @@ def test_tuples_dicts_and_namedtuples_slice_leaf_wise():
     assert isinstance(pairs[1], Pair) and pairs[1].label == 1 and pairs[1].image.shape == (3,)
 
 
+def test_dicts_keep_their_key_order_and_str_objects_become_bytes():
+    # As tf.data: an element's dict has the input's key order; an object array of str is tf.string.
+    ds = D.from_tensor_slices({"thal": np.array(["fixed", "normal"], dtype=object), "age": [63, 41]})
+    first = next(iter(ds))
+    assert list(first) == ["thal", "age"] and first["thal"] == b"fixed"
+    assert [list(b) for b in ds.batch(2)] == [["thal", "age"]]
+    assert next(iter(ds.batch(2)))["thal"].tolist() == [b"fixed", b"normal"]
+    assert list(ds.element_spec) == ["thal", "age"] and ds.element_spec["thal"] == hr.TensorSpec((), "string")
+    whole = D.from_tensors(np.array([["a"], [b"b"]], dtype=object))
+    assert next(iter(whole)).tolist() == [[b"a"], [b"b"]]
+
+
+def test_pandas_columns_keep_their_dtypes():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"age": [63, 41], "oldpeak": [2.3, 0.0], "thal": ["fixed", "normal"]})
+    row = next(iter(D.from_tensor_slices(dict(frame))))
+    assert list(row) == ["age", "oldpeak", "thal"] and row["thal"] == b"fixed"
+    assert row["oldpeak"].dtype == np.float64 and row["age"].dtype == np.int64
+    assert next(iter(D.from_tensor_slices(frame[["age", "oldpeak"]]))).dtype == np.float64
+
+
 def test_slices_invalid_inputs():
     with pytest.raises(hr.InvalidArgumentError, match="scalar.*use from_tensors"):
         D.from_tensor_slices(5)

@@ -57,13 +57,29 @@ def to_array(leaf: Any) -> np.ndarray:
             return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(
                 array
             )
-    if array.dtype == np.float64 and not isinstance(leaf, np.ndarray):
+    # Array-likes that carry a dtype (pandas columns and frames, torch or jax arrays) keep it, as
+    # TensorFlow does; only Python numbers get tf's float32 and one integer type.
+    typed = hasattr(leaf, "__array__")
+    if array.dtype == np.float64 and not typed:
         return array.astype(np.float32)
     if array.dtype.kind in "US":
         return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(array)
-    if array.dtype.kind == "i" and array.dtype != np.int64:
+    if array.dtype.kind == "i" and array.dtype != np.int64 and not typed:
         return array.astype(np.int64)
+    if array.dtype == object and typed:
+        return encode_strings(array)  # a pandas column of str
     return array
+
+
+def encode_strings(array: np.ndarray) -> np.ndarray:
+    """An object array with its ``str`` items encoded as UTF-8 ``bytes`` (tf.string); others unchanged.
+
+    >>> encode_strings(np.array(["a", b"b"], dtype=object)).tolist()
+    [b'a', b'b']
+    """
+    if not any(isinstance(item, str) for item in array.flat):
+        return array
+    return np.vectorize(lambda s: s.encode() if isinstance(s, str) else s, otypes=[object])(array)
 
 
 class TensorShape:

@@ -1,7 +1,8 @@
 """Nested element structures: tuples and dicts of leaves (numpy arrays, numpy scalars, bytes).
 
 Tuples and dicts are structure; everything else is a leaf, as in ``tf.nest`` (lists are leaves too,
-because tf.data converts them to tensors). Dict keys are visited in sorted order.
+because tf.data converts them to tensors). Dict keys are visited in sorted order; a rebuilt dict keeps
+its own key order, as tf.nest does.
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ def _pack(structure: Any, leaves) -> Any:
         values = [_pack(item, leaves) for item in structure]
         return type(structure)(*values) if hasattr(structure, "_fields") else tuple(values)
     if isinstance(structure, dict):
-        return {key: _pack(structure[key], leaves) for key in sorted(structure)}
+        # Leaves come in sorted-key order; the dict keeps its own key order, as tf.nest packs it.
+        by_key = {key: _pack(structure[key], leaves) for key in sorted(structure)}
+        return {key: by_key[key] for key in structure}
     try:
         return next(leaves)
     except StopIteration:

@@ -121,8 +121,14 @@ def decode_csv(
     na_value: str = "",
     select_cols: Any = None,
 ) -> list:
-    """``tf.io.decode_csv``: one array per column, each shaped like ``records`` (a str/bytes or an
-    array of them)."""
+    """``tf.io.decode_csv``: one array per column, each shaped like ``records`` (an array of str/bytes);
+    one record (a str/bytes) gives one scalar per column.
+
+    >>> decode_csv([b"1,a", b"2,b"], [0, ""])
+    [array([1, 2], dtype=int32), array([b'a', b'b'], dtype=object)]
+    >>> decode_csv("3,c", [0, ""])
+    [np.int32(3), b'c']
+    """
     if not isinstance(record_defaults, (list, tuple)) or not record_defaults:
         raise InvalidArgumentError(
             "decode_csv: record_defaults must be a non-empty list, one entry per column"
@@ -149,5 +155,6 @@ def decode_csv(
         decoded = np.empty(len(values), dtype=object) if dtype == string else np.array(values, dtype=dtype)
         if dtype == string:
             decoded[:] = values
-        result.append(decoded.reshape(array.shape))
+        # One record gives scalars (bytes, numpy numbers), as parse_single_example and CsvDataset do.
+        result.append(decoded[0] if array.ndim == 0 else decoded.reshape(array.shape))
     return result

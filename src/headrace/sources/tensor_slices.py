@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.node import Context, Node, NodeIterator
-from ..core.spec import TensorSpec, to_array
+from ..core.spec import TensorSpec, encode_strings, to_array
 from ..core.structure import flatten, map_structure, pack_as
 
 
@@ -24,6 +24,8 @@ def _read_only(leaf: Any) -> np.ndarray:
             f"from_tensor_slices/from_tensors: cannot make one array of {str(leaf)[:60]} ({exc}); ragged "
             "lists need padding first, or from_generator"
         ) from None
+    if array.dtype == object:  # str items become bytes, as tf.string holds them (built once, not per element)
+        array = encode_strings(array)
     mapped = isinstance(array, np.memmap) or isinstance(getattr(array, "base", None), np.memmap)
     if array.flags.writeable and not mapped and _shares(array, leaf):
         view = array.copy()

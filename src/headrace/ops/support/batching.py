@@ -305,13 +305,14 @@ def split(element: Any) -> list:
     n = batch_size_of(element)
     if not isinstance(element, (tuple, dict)):
         return list(element)
+    if isinstance(element, dict) and not any(isinstance(v, (tuple, dict)) for v in element.values()):
+        keys = list(element)  # the element's own key order, as pack_as keeps it
+        columns = [list(leaf) if isinstance(leaf, np.ndarray) else leaf for leaf in element.values()]
+        return [dict(zip(keys, values)) for values in zip(*columns)]
     leaves = flatten(element)
     rows = [list(leaf) if isinstance(leaf, np.ndarray) else leaf for leaf in leaves]
     if type(element) is tuple and not any(isinstance(item, (tuple, dict)) for item in element):
         return list(zip(*rows))
-    if isinstance(element, dict) and not any(isinstance(v, (tuple, dict)) for v in element.values()):
-        keys = sorted(element)
-        return [dict(zip(keys, values)) for values in zip(*rows)]
     return [pack_as(element, [row[i] for row in rows]) for i in range(n)]
 
 
