@@ -5,23 +5,40 @@ CRC-checked and parsed by headrace's compiled parser in batches, so a block hold
 ``FixedLenFeature`` as ``(rows, *shape)`` tensors, bytes as binary, variable-length features as a
 list per row. The paths may be local or ``protocol://`` (fsspec, with ``storage_options``); every
 worker must see them (a shared or remote file system).
+
+Writing publishes a shard set as ``headrace.io.write_shards`` does (:mod:`headrace.io.publish`): the
+write tasks write temporaries, and the driver names them ``PREFIX-NNNNN-of-MMMMM.tfrecord`` under a
+manifest only once every task succeeded, so readers never take a failed run's files for a set.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import re
+import secrets
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError, add_note, check
+from ..core.errors import InvalidArgumentError, add_note, check, user_stacklevel
 from ..io.compression import normalize_compression
 from ..io.example import parse_example, serialize_example
-from ..io.fs import as_path, check_storage_options, exists, glob, is_url, make_parent_dirs
-from ..io.publish import publish_file, temporary_path
+from ..io.fs import as_path, check_storage_options, exists, glob, is_url, list_dir, remove
+from ..io.publish import (
+    abandon_set,
+    begin_set,
+    check_shard_files,
+    finish_set,
+    publish_file,
+    refuse_a_live_writer,
+    temporary_path,
+)
 from ..io.ragged import Ragged
-from ..io.writer import TFRecordWriter
+from ..io.reclaim import ShardSetWarning, reclaim_set_temporaries, set_temporaries
+from ..io.writer import TFRecordWriter, shard_name
 from .cluster import connect
 
 RECORD_COLUMN = "record"  # the column of raw records when no features are given
@@ -134,7 +151,9 @@ def read_tfrecords(
     (``headrace.io.FixedLenFeature`` ...), one column per feature; with ``features=None``, one
     ``"record"`` column of serialized records. One read task per file. ``on_corrupt`` is
     ``TFRecordDataset``'s (``"raise"``, ``"skip_record"``, ``"skip_file"``). Missing files raise
-    FileNotFoundError here, on the caller. Ray is initialised with :func:`connect` (``address``).
+    FileNotFoundError here, on the caller, and so do files of a shard set that is incomplete or
+    mixed with another set's (``ShardSetError``, see docs/reliability.md). Ray is initialised with
+    :func:`connect` (``address``).
 
     >>> spec = {"label": hr.io.FixedLenFeature([], "int64")}  # doctest: +SKIP
     >>> read_tfrecords("data/train-*.tfrecord", spec).take(2)  # doctest: +SKIP
@@ -145,6 +164,7 @@ def read_tfrecords(
     check(on_corrupt in _ON_CORRUPT, "on_corrupt", on_corrupt, "'raise', 'skip_record' or 'skip_file'")
     check(isinstance(batch_size, int) and batch_size > 0, "batch_size", batch_size, "a positive int")
     files = expand_paths(paths, storage_options, "read_tfrecords")
+    check_shard_files(files, "read_tfrecords", storage_options=storage_options)  # here, not in a task
     ray = connect(address)
     source = TFRecordDatasource.create(files, features, compression, on_corrupt, storage_options, batch_size)
     return ray.data.read_datasource(source, override_num_blocks=override_num_blocks)
@@ -169,43 +189,154 @@ def _example_value(value: Any) -> Any:
     return value
 
 
+TOOL = "write_tfrecords"  # the writer named in the manifest and in errors
+
+
+def staging_name(prefix: str, task: int, run: str, suffix: str) -> str:
+    """The name write task ``task`` of run ``run`` writes under (as a temporary of it): the shard's
+    final name needs the number of tasks, known only when all are done. ``run`` marks the run's
+    temporaries, so the driver can remove them however the job ends.
+
+    >>> staging_name("out/part", 3, "0a1b2c3d", ".tfrecord")
+    'out/part-00003.0a1b2c3d.tfrecord'
+    """
+    return f"{prefix}-{task:05d}.{run}{suffix}"
+
+
+def write_task_shard(
+    blocks: Iterable[Any],
+    task: int,
+    prefix: str,
+    run: str,
+    compression: str | None,
+    storage_options: dict | None,
+    suffix: str = ".tfrecord",
+) -> dict:
+    """What one write task does: write ``blocks`` to a temporary file (synced when local) and return
+    what the driver publishes: ``task``, ``temporary``, and the manifest entry's ``bytes``,
+    ``crc32c``, ``records``. On an error the temporary is removed and the error gets a note naming
+    the task and row."""
+    temporary = temporary_path(staging_name(prefix, task, run, suffix))
+    writer = TFRecordWriter(temporary, compression, storage_options=storage_options)
+    row_number = 0
+    try:
+        for block in blocks:
+            for row in _rows(block):
+                if set(row) == {RECORD_COLUMN}:
+                    writer.write(bytes(row[RECORD_COLUMN]))
+                else:
+                    writer.write(serialize_example({k: _example_value(v) for k, v in row.items()}))
+                row_number += 1
+        writer.close(sync=not is_url(temporary))
+    except BaseException as exc:
+        _discard(writer)
+        add_note(
+            exc,
+            f"headrace.ray.{TOOL}: write task {task}, at its row {row_number}, for the shard set "
+            f"{prefix}-*; nothing of this run was published",
+        )
+        raise
+    return {
+        "task": task,
+        "temporary": temporary,
+        "bytes": writer.file_bytes,
+        "crc32c": writer.file_crc32c,
+        "records": writer.records,
+    }
+
+
+def _discard(writer: TFRecordWriter) -> None:
+    """Close and remove a temporary that will not be published (best effort: what is left is a
+    temporary readers refuse and the next run reclaims)."""
+    with contextlib.suppress(Exception):
+        writer.close()
+    with contextlib.suppress(Exception):
+        if exists(writer.path, writer.storage_options):
+            remove(writer.path, writer.storage_options)
+
+
+def remove_run_temporaries(prefix: str, run: str, suffix: str, storage_options: dict | None) -> list[str]:
+    """Remove the temporaries run ``run`` left under ``prefix`` (a task that failed part-way, an
+    attempt Ray retried, a set that was not published): the run is over, so none of them is
+    in use, whichever process wrote it. Best effort; returns the paths removed."""
+    removed = []
+    with contextlib.suppress(Exception):  # a store may raise anything; readers refuse what is left
+        for path in set_temporaries(prefix, storage_options):
+            if os.path.basename(path).split(".incomplete-", 1)[0].endswith(f".{run}{suffix}"):
+                with contextlib.suppress(Exception):
+                    remove(path, storage_options)
+                    removed.append(path)
+    return removed
+
+
+def publish_task_shards(
+    prefix: str,
+    run: str,
+    results: Sequence[Any],
+    compression: str | None,
+    storage_options: dict | None,
+    suffix: str = ".tfrecord",
+) -> list[str]:
+    """What the driver does once every write task succeeded: give the tasks' temporaries (in task
+    order) their names ``prefix-NNNNN-of-MMMMM{suffix}`` under a shard-set manifest
+    (:mod:`headrace.io.publish`, as ``write_shards`` does), which also removes the shards of an
+    earlier set of ``prefix`` this one does not overwrite. On an error the set is left abandoned
+    (readers refuse it) and the temporaries are removed. Returns the shard paths."""
+    done = sorted((r for r in results if r is not None), key=lambda r: r["task"])
+    if not done:  # no write task ran (an empty dataset): one empty shard, as write_shards writes
+        done = [write_task_shard([], 0, prefix, run, compression, storage_options, suffix)]
+    total = len(done)
+    finals = [shard_name(prefix, number, total, suffix) for number in range(total)]
+    entries: list[dict | None] = [
+        {"file": os.path.basename(final), "bytes": r["bytes"], "crc32c": r["crc32c"], "records": r["records"]}
+        for r, final in zip(done, finals)
+    ]
+    try:
+        body = begin_set(prefix, TOOL, entries, {"compression": compression}, storage_options)
+    except BaseException:
+        remove_run_temporaries(prefix, run, suffix, storage_options)
+        raise
+    try:
+        for r, final in zip(done, finals):
+            publish_file(r["temporary"], final, storage_options)
+        finish_set(prefix, body, storage_options=storage_options)
+    except BaseException:
+        remove_run_temporaries(prefix, run, suffix, storage_options)  # renamed shards stay, refused
+        abandon_set(prefix, body, storage_options)
+        raise
+    remove_run_temporaries(prefix, run, suffix, storage_options)  # attempts Ray retried
+    return finals
+
+
 class TFRecordDatasink:
-    """Builds the Ray Data ``Datasink``: each write task writes ``{prefix}-{task:05d}.tfrecord``,
-    published atomically (a temporary file renamed when complete)."""
+    """Builds the Ray Data ``Datasink`` of :func:`write_tfrecords`: write tasks write temporaries
+    (:func:`write_task_shard`); on the driver, ``on_write_complete`` publishes them as one shard
+    set (:func:`publish_task_shards`) and ``on_write_failed`` removes them."""
 
     @staticmethod
-    def create(prefix: str, compression: str | None, storage_options: dict | None) -> Any:
+    def create(prefix: str, compression: str | None, storage_options: dict | None, suffix: str) -> Any:
         from ray.data import Datasink  # noqa: PLC0415
 
+        run = secrets.token_hex(4)
+
         class _Sink(Datasink):
+            paths: list[str] | None = None  # the published shards, set on the driver
+
             def get_name(self) -> str:
                 return "headrace.TFRecord"
 
-            def write(self, blocks, ctx) -> list[str]:
-                final = f"{prefix}-{ctx.task_idx:05d}.tfrecord"
-                local = not is_url(final)
-                if local:
-                    make_parent_dirs(final)
-                target = temporary_path(final) if local else final
-                writer = TFRecordWriter(target, compression, storage_options=storage_options)
-                try:
-                    for block in blocks:
-                        for row in _rows(block):
-                            if set(row) == {RECORD_COLUMN}:
-                                writer.write(bytes(row[RECORD_COLUMN]))
-                            else:
-                                writer.write(
-                                    serialize_example({k: _example_value(v) for k, v in row.items()})
-                                )
-                    writer.close(sync=local)
-                    if local:
-                        publish_file(target, final)
-                except BaseException:
-                    writer.closed = True
-                    if local and os.path.exists(target):
-                        os.unlink(target)
-                    raise
-                return [final]
+            def write(self, blocks, ctx) -> dict:
+                return write_task_shard(
+                    blocks, ctx.task_idx, prefix, run, compression, storage_options, suffix
+                )
+
+            def on_write_complete(self, write_result) -> None:
+                self.paths = publish_task_shards(
+                    prefix, run, write_result.write_returns, compression, storage_options, suffix
+                )
+
+            def on_write_failed(self, error: Exception) -> None:
+                remove_run_temporaries(prefix, run, suffix, storage_options)
 
         return _Sink()
 
@@ -216,17 +347,55 @@ def write_tfrecords(
     *,
     compression_type: str | None = None,
     storage_options: dict | None = None,
-) -> None:
-    """Write a ``ray.data.Dataset`` as TFRecord files of tf.train.Example (one feature per column; a
-    single ``"record"`` column is written as raw records), one file per write task:
-    ``{prefix}-00000.tfrecord``, ... Numbers become int64/float lists, strings and bytes bytes lists.
+) -> list[str]:
+    """Write a ``ray.data.Dataset`` as a shard set of TFRecord files of tf.train.Example (one feature
+    per column; a single ``"record"`` column is written as raw records), one shard per write task:
+    ``{prefix}-00000-of-00004.tfrecord``, ... Numbers become int64/float lists, strings and bytes
+    bytes lists. Returns the shard paths.
 
-    >>> write_tfrecords(ray.data.range(10), "/tmp/out/part")  # doctest: +SKIP
+    Published as ``write_shards`` publishes (see docs/reliability.md): tasks write temporaries, and
+    only when all of them succeeded does the driver rename them under ``.prefix.manifest.json``,
+    removing the shards of an earlier set of ``prefix`` that this one does not overwrite. A run that
+    fails publishes nothing and removes its temporaries; readers refuse the files of a run killed
+    while publishing.
+
+    Files named as earlier versions named these shards (``{prefix}-00000.tfrecord``) belong to no
+    set: a glob over the prefix would read them too, so a ``ShardSetWarning`` names them.
+
+    >>> write_tfrecords(ray.data.range(10).repartition(2), "/tmp/out/part")  # doctest: +SKIP
+    ['/tmp/out/part-00000-of-00002.tfrecord', '/tmp/out/part-00001-of-00002.tfrecord']
     """
     prefix = as_path(prefix, "prefix")
-    storage_options = check_storage_options(storage_options, "write_tfrecords")
+    storage_options = check_storage_options(storage_options, TOOL)
     compression = normalize_compression(compression_type)
-    dataset.write_datasink(TFRecordDatasink.create(prefix, compression, storage_options))
+    # Before Ray runs, on the caller (as write_shards): reclaim dead writers' temporaries and refuse a
+    # live writer of the prefix, rather than have every task write for the publication to refuse.
+    reclaim_set_temporaries(prefix, storage_options, tool=TOOL)
+    refuse_a_live_writer(prefix, TOOL, storage_options)
+    sink = TFRecordDatasink.create(prefix, compression, storage_options, ".tfrecord")
+    dataset.write_datasink(sink)
+    _warn_of_unversioned_shards(prefix, ".tfrecord", storage_options)
+    return list(sink.paths or [])
+
+
+def _warn_of_unversioned_shards(prefix: str, suffix: str, storage_options: dict | None) -> None:
+    """Name the files ``{prefix}-NNNNN{suffix}`` (the shard names before sets were published): no
+    manifest covers them, so readers cannot tell them from the set's. Best effort."""
+    directory, stem = os.path.split(prefix)
+    pattern = re.compile(re.escape(stem) + r"-\d{5}" + re.escape(suffix) + "$")
+    try:
+        entries = list_dir(directory or ".", storage_options, fresh=True)
+    except Exception:  # noqa: BLE001 (a store may raise anything; the set itself is published)
+        return
+    found = [e for e in entries if pattern.match(e.rstrip("/").rsplit("/", 1)[-1])]
+    if found:
+        warnings.warn(
+            f"{TOOL}: {len(found)} file(s) named as earlier headrace versions named these shards lie "
+            f"beside the set {prefix}-*-of-*: {', '.join(found[:10])}{' ...' if len(found) > 10 else ''}. "
+            f"No manifest covers them, so a glob such as {prefix}-* reads them with the set; delete them",
+            ShardSetWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 __all__: Sequence[str] = ["read_tfrecords", "write_tfrecords"]
