@@ -173,12 +173,29 @@ def read_tfrecords(
 def _rows(block: Any) -> Iterator[dict[str, Any]]:
     from ray.data.block import BlockAccessor  # noqa: PLC0415
 
-    columns = BlockAccessor.for_block(block).to_numpy()
+    accessor = BlockAccessor.for_block(block)
+    _refuse_nulls(accessor.to_arrow())
+    columns = accessor.to_numpy()
     if not isinstance(columns, dict):
         columns = {"data": columns}
     names = list(columns)
     for i in range(len(columns[names[0]]) if names else 0):
         yield {name: columns[name][i] for name in names}
+
+
+def _refuse_nulls(table: Any) -> None:
+    """tf.train.Example has no null. Arrow's numpy view turns a null into NaN (an int column becomes
+    float, a column of nulls a float feature), which would be written without a word: refuse it."""
+    import pyarrow.compute as pc  # noqa: PLC0415 (Ray Data's own dependency)
+
+    for name, column in zip(table.column_names, table.columns):
+        if column.null_count:
+            first = pc.index(pc.is_null(column), True).as_py()
+            raise ValueError(
+                f"write_tfrecords: column {name!r} holds {column.null_count} null(s) (the first at row "
+                f"{first} of this block), and a tf.train.Example feature cannot be null: fill them "
+                "(ds.map_batches(lambda b: b.fillna(...), batch_format='pandas')) or drop those rows first"
+            )
 
 
 def _example_value(value: Any) -> Any:
