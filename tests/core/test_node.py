@@ -1,5 +1,6 @@
 """The iterator base class: typed by its node, timed by the template, knobs off by default."""
 
+import numpy as np
 import pytest
 
 import headrace as hr
@@ -94,3 +95,76 @@ def test_an_error_held_back_does_not_leak_into_the_next_epoch():
     assert [int(x) for x in it.next_chunk(5)] == [2]
     with pytest.raises(ValueError, match="three"):
         it.next_chunk(5)
+
+
+# --- chunks keep an error's place in element order ------------------------------------------------
+def _fails_on_5_and_11(x):
+    if int(x) in (5, 11):
+        raise ValueError(f"bad {int(x)}")
+    return x
+
+
+_SOURCES = {
+    "map": lambda: hr.Dataset.range(20).map(_fails_on_5_and_11),
+    "parallel map": lambda: hr.Dataset.range(20).map(
+        _fails_on_5_and_11, num_parallel_calls=2, executor="thread"
+    ),
+}
+_OPS = {
+    "map": lambda s: s.map(lambda x: x + 1),
+    "filter": lambda s: s.filter(lambda x: x % 2 == 0),
+    "take": lambda s: s.take(15),
+    "skip": lambda s: s.skip(3),
+    "take_while": lambda s: s.take_while(lambda x: x < 17),
+    "enumerate": lambda s: s.enumerate(),
+    "shard": lambda s: s.shard(2, 0),
+    "repeat": lambda s: s.repeat(2),
+    "concatenate": lambda s: s.concatenate(hr.Dataset.range(3)),
+    "zip": lambda s: hr.Dataset.zip(s, hr.Dataset.range(100)),
+    "scan": lambda s: s.scan(np.int64(0), lambda c, x: (c + x, c)),
+    "window + flat_map": lambda s: s.window(3).flat_map(lambda w: w),
+    "flat_map": lambda s: s.flat_map(lambda x: hr.Dataset.from_tensors(x).repeat(2)),
+    "interleave": lambda s: s.interleave(lambda x: hr.Dataset.from_tensors(x), cycle_length=2),
+    "unique": lambda s: s.unique(),
+    "prefetch": lambda s: s.prefetch(2),
+    "batch + unbatch": lambda s: s.batch(3).unbatch(),
+    "shuffle": lambda s: s.shuffle(1, seed=1),
+    "cache": lambda s: s.cache(),
+    "ignore_errors": lambda s: s.ignore_errors(),
+    "parallel map": lambda s: s.map(lambda x: x + 1, num_parallel_calls=2, executor="thread"),
+    "rebatch": lambda s: s.batch(4).rebatch(2),
+    "sample_from_datasets": lambda s: hr.Dataset.sample_from_datasets([s], seed=1),
+    "choose_from_datasets": lambda s: hr.Dataset.choose_from_datasets(
+        [s], hr.Dataset.range(100).map(lambda x: np.int64(0))
+    ),
+}
+
+
+def _events(pull) -> list:
+    """What a consumer sees: ('v', value) per element and ('e', message) per error, to the end."""
+    out: list = []
+    for _ in range(300):
+        try:
+            out.extend(("v", np.asarray(x).tolist()) for x in pull())
+        except StopIteration:
+            return out
+        except ValueError as exc:
+            out.append(("e", str(exc).split("\n")[0]))
+    raise AssertionError("did not end")
+
+
+@pytest.mark.parametrize("source", sorted(_SOURCES))
+@pytest.mark.parametrize("op", sorted(_OPS))
+def test_chunks_give_errors_at_their_place_in_element_order(source, op):
+    # Every chunk path returns the elements before an error, then raises it at the next call, as
+    # __next__ gives them: consumers that pull chunks (zip, batch, the iterator) can tell which
+    # element failed, and nothing is lost or reordered.
+    def make():
+        return iter(_OPS[op](_SOURCES[source]()))
+
+    one = make()
+    expected = _events(lambda: [next(one)])
+    assert any(kind == "e" for kind, _ in expected) or op == "ignore_errors"
+    for k in (2, 3, 8, 64):
+        it = make()
+        assert _events(lambda it=it, k=k: it.root.next_chunk(k)) == expected, f"chunks of {k}"

@@ -102,9 +102,11 @@ def test_error_inside_a_chunk_loses_nothing_else_and_computes_nothing_twice():
     rest = [b.tolist() for b in it]
     assert rest == [[0, 3, 6, 12, 15], [18, 21, 24, 27]]
     assert sorted(calls) == list(range(10))  # each element computed exactly once
-    # The pending outputs and inputs are in the checkpoint, with their positions.
+    # The outputs before the failure went to batch first (its partial rows), the error came next,
+    # and the input after it waits in map's pending: all in the checkpoint, with positions.
+    assert len(state["state"]["partial"]) == 3
     pending = state["state"]["parent"]["pending"]
-    assert [(p[0], p[1]) for p in pending] == [(0, True), (1, True), (2, True), (4, False)]
+    assert [(p[0], p[1]) for p in pending] == [(4, False)]
     fresh = iter(hr.Dataset.range(10).map(counted).batch(5))
     fresh.set_state(state)
     assert [b.tolist() for b in fresh] == rest
@@ -334,3 +336,27 @@ def test_serial_map_chunks_match_single_steps():
     ds = hr.Dataset.range(50).map(lambda x: x * x)
     chunked = [x for batch in ds.batch(7) for x in batch]
     assert_elements_equal(chunked, list(ds))
+
+
+def test_a_chunk_gives_the_outputs_before_an_error_then_the_error_as_next_does():
+    # Element order is kept in chunks too: a consumer (zip, the iterator's read-ahead) can tell which
+    # element failed. A state saved while the error is held keeps the failing input, so a restore
+    # computes it again (and raises again) instead of skipping it.
+    it = iter(hr.Dataset.range(8).map(fail_on_3)).root
+    assert [int(x) for x in it.next_chunk(6)] == [0, 3, 6]
+    state = json.loads(json.dumps(it.get_state()))
+    with pytest.raises(Boom):
+        it.next_chunk(6)
+    assert [int(x) for x in it.next_chunk(6)] == [12]  # pending inputs come one at a time
+    fresh = iter(hr.Dataset.range(8).map(fail_on_3)).root
+    fresh.set_state(state)
+    with pytest.raises(Boom):
+        fresh.next_chunk(6)
+    assert [int(x) for c in iter(lambda: _chunk_or_none(fresh), None) for x in c] == [12, 15, 18, 21]
+
+
+def _chunk_or_none(it):
+    try:
+        return it.next_chunk(6)
+    except StopIteration:
+        return None

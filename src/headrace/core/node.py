@@ -315,9 +315,7 @@ class NodeIterator(Generic[NodeT]):
         them returns those first and is raised at the next call, so nothing already taken from the
         input is lost (raising at once dropped them: scan over a failing map lost the elements
         before the error in each chunk)."""
-        deferred = self.__dict__.pop("_deferred_error", None)
-        if deferred is not None:
-            raise deferred
+        self.raise_held_error()
         out = []
         try:
             for _ in range(n):
@@ -326,10 +324,28 @@ class NodeIterator(Generic[NodeT]):
             if not out:
                 raise
         except Exception as exc:
-            if not out:
-                raise
-            self._deferred_error = exc
+            return self.elements_then_error(out, exc, counted=True)
         return out
+
+    def elements_then_error(self, out: list, exc: BaseException, counted: bool = False) -> list:
+        """A chunk's ``out``, the elements it took before ``exc``: raise ``exc`` now if there are
+        none, else return them and hold ``exc`` for the next call (:meth:`raise_held_error`), so
+        every chunk path gives an error at its place in element order, as ``__next__`` does (a
+        consumer such as zip or the iterator's read-ahead can then tell which element failed).
+        ``produced`` is advanced by ``len(out)`` unless the caller already ``counted`` them. A held
+        error is forgotten by ``reset``/``set_state``."""
+        if not out:
+            raise exc
+        self._deferred_error = exc
+        if not counted:
+            self.produced += len(out)
+        return out
+
+    def raise_held_error(self) -> None:
+        """Raise the error :meth:`elements_then_error` held back, if any (first thing in a call)."""
+        held = self.__dict__.pop("_deferred_error", None)
+        if held is not None:
+            raise held
 
     def reset(self) -> None:
         raise NotImplementedError(f"{self.node!r} cannot be rewound")

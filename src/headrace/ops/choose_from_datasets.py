@@ -132,6 +132,7 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
         self.choices = []
 
     def next_chunk(self, n: int) -> list:
+        self.raise_held_error()
         if self.ready:
             out, self.ready = self.ready[:n], self.ready[n:]
             self.produced += len(out)
@@ -145,6 +146,8 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
                 except StopIteration:
                     self._finish()
                     break
+                except Exception as exc:
+                    return self.elements_then_error(out, exc)
                 except BaseException:
                     self.ready = out
                     raise
@@ -153,10 +156,12 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
             if type(c) is not int or not 0 <= c < len(self.datasets):
                 del choices[0]
                 self.position += 1
-                self.ready = out
-                raise InvalidArgumentError(
-                    f"{self.name}: choice_dataset element {self.position - 1} is {c}, but the choices "
-                    f"must be ints from 0 to {len(self.datasets) - 1} (one per dataset)"
+                return self.elements_then_error(
+                    out,
+                    InvalidArgumentError(
+                        f"{self.name}: choice_dataset element {self.position - 1} is {c}, but the choices "
+                        f"must be ints from 0 to {len(self.datasets) - 1} (one per dataset)"
+                    ),
                 )
             if self.exhausted[c]:
                 if stop:
@@ -177,9 +182,11 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
                     continue  # the choice is skipped on the next turn
                 self._finish()
                 break
-            except BaseException:
+            except BaseException as exc:
                 del choices[0]  # the failing element used its choice; the run's others stay
                 self.position += 1
+                if isinstance(exc, Exception):
+                    return self.elements_then_error(out, exc)
                 self.ready = out
                 raise
             del choices[: len(got)]

@@ -209,6 +209,9 @@ class MapIterator(NodeIterator[MapNode]):
         return tf_result(out) if type(out) in CONVERTED else out
 
     def _next_pending(self):
+        if "_deferred_error" in self.__dict__:  # the error after the outputs a chunk returned
+            self.pending.pop(0)  # its input, kept while the error was held (see next_chunk)
+            self.raise_held_error()
         position, is_output, value = self.pending.pop(0)
         if is_output:
             self.produced += 1
@@ -242,14 +245,16 @@ class MapIterator(NodeIterator[MapNode]):
             if len(out) != len(chunk):  # map_func raised StopIteration, which ends extend() quietly
                 raise StopIteration(f"map_func raised StopIteration on input element {first + len(out)}")
         except Exception as exc:
-            # Keep what was computed before the failure and the inputs after it: nothing but the
-            # failing element is lost, and no element is computed twice.
+            # The outputs before the failure go out now and the error at the next call, in element
+            # order (as __next__ would), so a consumer knows which element failed; the inputs after
+            # it wait in `pending`. Nothing but the failing element is lost, none is computed twice.
             done = len(out)
-            self.pending = [(first + i, True, v) for i, v in enumerate(out)] + [
-                (first + i, False, e) for i, e in enumerate(chunk[done + 1 :], start=done + 1)
-            ]
             note_stage(exc, self.name, first + done)
-            raise
+            # While the error is held its input stays at the head of `pending`: a state saved
+            # meanwhile keeps it, so a restore computes it again instead of skipping it unseen.
+            keep = done if done else done + 1
+            self.pending = [(first + i, False, e) for i, e in enumerate(chunk[keep:], start=keep)]
+            return self.elements_then_error(tf_results(out), exc)
         self.produced += len(out)
         return tf_results(out)
 

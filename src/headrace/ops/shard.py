@@ -82,6 +82,7 @@ class ShardIterator(NodeIterator[ShardNode]):
         self._seeking = node.num_shards >= _SEEK_FROM
 
     def next_chunk(self, n: int) -> list:
+        self.raise_held_error()
         if self._seeking and not self.kept:
             return self._next_chunk_seeking(n)
         shards, index = self.node.num_shards, self.node.index
@@ -95,8 +96,10 @@ class ShardIterator(NodeIterator[ShardNode]):
                 chunk = self.parent.next_chunk(wanted)
             except StopIteration:
                 break
+            except Exception as exc:  # an error upstream loses only its element
+                return self.elements_then_error(out, exc)
             except BaseException:
-                self.kept = out  # served first next time: an error upstream loses only its element
+                self.kept = out  # served first next time
                 raise
             self.position += len(chunk)
             out.extend(chunk[gap::shards])
