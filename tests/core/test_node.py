@@ -153,6 +153,47 @@ def _events(pull) -> list:
     raise AssertionError("did not end")
 
 
+def _bad(x):
+    if int(x) in (5, 11):
+        raise ValueError(f"bad {int(x)}")
+    return False
+
+
+def _generator():
+    for i in range(20):
+        if i in (5, 11):
+            raise ValueError(f"bad {i}")
+        yield i
+
+
+#: stages whose own user function fails (the ops above pass an upstream error on)
+_FAILING_STAGES = {
+    "filter": lambda: hr.Dataset.range(20).filter(lambda x: _bad(x) or True),
+    "take_while": lambda: hr.Dataset.range(20).take_while(lambda x: _bad(x) or True),
+    "scan": lambda: hr.Dataset.range(20).scan(np.int64(0), lambda c, x: _bad(x) or (c + x, c)),
+    "flat_map": lambda: hr.Dataset.range(20).flat_map(lambda x: _bad(x) or hr.Dataset.from_tensors(x)),
+    "interleave": lambda: hr.Dataset.range(20).interleave(
+        lambda x: _bad(x) or hr.Dataset.from_tensors(x), cycle_length=2
+    ),
+    "from_generator": lambda: hr.Dataset.from_generator(
+        _generator, output_signature=hr.TensorSpec((), hr.int64)
+    ),
+    "group_by_window": lambda: (
+        hr.Dataset.range(20).group_by_window(lambda x: _bad(x) or x % 2, lambda k, w: w.batch(2), 2).unbatch()
+    ),
+}
+
+
+@pytest.mark.parametrize("stage", sorted(_FAILING_STAGES))
+def test_a_stage_whose_function_fails_gives_its_error_in_place_in_chunks(stage):
+    one = iter(_FAILING_STAGES[stage]())
+    expected = _events(lambda: [next(one)])
+    assert any(kind == "e" for kind, _ in expected)
+    for k in (2, 3, 8, 64):
+        it = iter(_FAILING_STAGES[stage]())
+        assert _events(lambda it=it, k=k: it.root.next_chunk(k)) == expected, f"chunks of {k}"
+
+
 @pytest.mark.parametrize("source", sorted(_SOURCES))
 @pytest.mark.parametrize("op", sorted(_OPS))
 def test_chunks_give_errors_at_their_place_in_element_order(source, op):

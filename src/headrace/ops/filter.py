@@ -86,21 +86,30 @@ class FilterIterator(NodeIterator[FilterNode]):
                 # The later calls were made already: their elements keep their verdicts; the rest
                 # (from a failed call on, which is then called again) wait as inputs.
                 later = zip(elements[index + 1 : done], results[index + 1 :])
-                self.pending = (
-                    [(True, e) for e in out]
-                    + [(True, e) for e, r in later if _valid_true(r)]
-                    + [(False, e) for e in elements[done:]]
-                    + self.pending
-                )
+                rest = [(True, e) for e, r in later if _valid_true(r)] + [(False, e) for e in elements[done:]]
                 note_stage(exc, self.name, first + index)
-                raise
+                return self._then_error(out, exc, elements[index], rest)
             if keep:
                 out.append(elements[index])
         if error is None:
             return out
-        self.pending = [(True, e) for e in out] + [(False, e) for e in elements[done + 1 :]] + self.pending
         note_stage(error, self.name, first + done)
-        raise error
+        return self._then_error(out, error, elements[done], [(False, e) for e in elements[done + 1 :]])
+
+    def _then_error(self, out: list, exc: Exception, failing: object, rest: list) -> list:
+        """The kept elements before a predicate error go out now, the error at the next call; the
+        elements after it wait in ``pending``. While the error is held the failing element waits
+        first among them, so a state saved then tests it again on restore."""
+        if out:
+            self.pending = [(False, failing), *rest, *self.pending]
+            return self.elements_then_error(out, exc, counted=True)
+        self.pending = rest + self.pending
+        raise exc
+
+    def _raise_held(self) -> None:
+        if "_deferred_error" in self.__dict__:
+            self.pending.pop(0)  # the failing element, kept while its error was held
+            self.raise_held_error()
 
     def _take_pending(self) -> list:
         out = []
@@ -115,6 +124,7 @@ class FilterIterator(NodeIterator[FilterNode]):
         return self._filter(inputs, first)
 
     def __next__(self):
+        self._raise_held()
         predicate = self.predicate
         while True:
             if self.pending:
@@ -139,6 +149,7 @@ class FilterIterator(NodeIterator[FilterNode]):
                 return element
 
     def next_chunk(self, n: int) -> list:
+        self._raise_held()
         while True:
             if self.pending:
                 out = self._take_pending()

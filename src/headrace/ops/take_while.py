@@ -67,16 +67,23 @@ class TakeWhileIterator(NodeIterator[TakeWhileNode]):
                     self.done = True
                     return chunk[:index]
         except Exception as exc:
-            self.passed = chunk[:index]
-            self.untested = chunk[index + 1 :] + self.untested
             note_stage(exc, self.name, first + index)
-            raise
+            if not index:
+                self.untested = chunk[1:] + self.untested
+                raise
+            # The elements that passed go out now, the error at the next call. Meanwhile the failing
+            # element stays first in `untested`: a state saved then tests it again on restore.
+            self.untested = chunk[index:] + self.untested
+            return self.elements_then_error(chunk[:index], exc, counted=True)
         return chunk
 
     def next_chunk(self, n: int) -> list:
+        if "_deferred_error" in self.__dict__:
+            self.untested.pop(0)  # the failing element, kept while its error was held
+            self.raise_held_error()
         if self.done:
             raise StopIteration
-        if self.passed:
+        if self.passed:  # a state saved by an older headrace, which raised before these
             out, self.passed = self.passed, []
             self.produced += len(out)
             return out

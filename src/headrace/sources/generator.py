@@ -234,6 +234,7 @@ class GeneratorIterator(NodeIterator[GeneratorNode]):
         return source
 
     def next_chunk(self, n: int) -> list:
+        self.raise_held_error()
         if self.ready:
             out, self.ready = self.ready[:n], self.ready[n:]
             self.produced += len(out)
@@ -256,8 +257,7 @@ class GeneratorIterator(NodeIterator[GeneratorNode]):
         except Exception as exc:
             if not isinstance(exc, StructureError):
                 note_stage(exc, self.name, self.yielded)
-            self.ready = out  # served first next call: an error loses only its own element
-            raise
+            return self.elements_then_error(out, exc)  # an error loses only its own element
         self.produced += len(out)
         return out
 
