@@ -134,6 +134,9 @@ _OPS = {
     "parallel map": lambda s: s.map(lambda x: x + 1, num_parallel_calls=2, executor="thread"),
     "rebatch": lambda s: s.batch(4).rebatch(2),
     "sample_from_datasets": lambda s: hr.Dataset.sample_from_datasets([s], seed=1),
+    "sample_from_datasets, weighted": lambda s: hr.Dataset.sample_from_datasets(
+        [s, hr.Dataset.range(100, 130)], weights=[0.5, 0.5], seed=3
+    ),
     "choose_from_datasets": lambda s: hr.Dataset.choose_from_datasets(
         [s], hr.Dataset.range(100).map(lambda x: np.int64(0))
     ),

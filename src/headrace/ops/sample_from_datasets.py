@@ -261,6 +261,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             self.choices.append(min(choice, int(np.flatnonzero(positive)[-1])))
 
     def next_chunk(self, n: int) -> list:
+        self.raise_held_error()
         if self.ready:
             out, self.ready = self.ready[:n], self.ready[n:]
             self.produced += len(out)
@@ -276,6 +277,8 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
                     except StopIteration:
                         self.done = True
                         break
+                    except Exception as exc:
+                        return self.elements_then_error(out, exc)
                     except BaseException:
                         self.ready = out
                         raise
@@ -285,8 +288,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             c = choices[offset]
             if type(c) is str:
                 self._consume(1)
-                self.ready = out
-                raise InvalidArgumentError(c)
+                return self.elements_then_error(out, InvalidArgumentError(c))
             if self.exhausted[c]:
                 if stop:
                     self.done = True
@@ -305,8 +307,10 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
                     self.done = True
                     break
                 continue  # the choice is skipped on the next turn
-            except BaseException:
+            except BaseException as exc:
                 self._consume(1)  # the failing element used its draw; the run's others stay
+                if isinstance(exc, Exception):
+                    return self.elements_then_error(out, exc)
                 self.ready = out
                 raise
             self._consume(len(got))

@@ -125,6 +125,8 @@ class ShardIterator(NodeIterator[ShardNode]):
                 self.position += 1
         except StopIteration:
             pass
+        except Exception as exc:
+            return self.elements_then_error(out, exc)
         except BaseException:
             self.kept = out
             raise
