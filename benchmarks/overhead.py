@@ -122,23 +122,29 @@ def main() -> None:
 
 
 def zip_cost() -> None:
-    """zip builds rows one at a time when an input can fail (so an error drops exactly its row) and
-    pulls whole chunks when none can: the two side by side, and a plain Python zip loop."""
+    """zip pulls whole chunks when at most one input can fail (a chunk gives an error at its place,
+    so the failing row is known) and builds rows one at a time when two or more can (so an error
+    drops exactly its row): the three side by side, and a plain Python zip loop."""
 
     def plain() -> int:
         return sum(1 for _ in zip(np.arange(N), map(f, np.arange(N))))
 
-    def rows_one_by_one() -> int:
+    def one_fallible() -> int:
         return (
             sum(1 for _ in hr.Dataset.zip((hr.Dataset.range(N), hr.Dataset.range(N).map(f))).batch(256)) * 256
         )
+
+    def two_fallible() -> int:
+        mapped = hr.Dataset.range(N).map(f)
+        return sum(1 for _ in hr.Dataset.zip((mapped, mapped)).batch(256)) * 256
 
     def chunks() -> int:
         return sum(1 for _ in hr.Dataset.zip((hr.Dataset.range(N), hr.Dataset.range(N))).batch(256)) * 256
 
     rows = [
         ("plain Python zip loop", N / median_seconds(plain)),
-        ("zip(range, range.map(f)): row by row", N / median_seconds(rows_one_by_one)),
+        ("zip(range, range.map(f)): chunks beside one fallible input", N / median_seconds(one_fallible)),
+        ("zip(range.map(f), range.map(f)): row by row", N / median_seconds(two_fallible)),
         ("zip(range, range): whole chunks", N / median_seconds(chunks)),
     ]
     report("zip(...).batch(256), rows/s (median of 5)", rows, "rows/s", "plain Python zip loop")

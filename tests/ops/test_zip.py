@@ -2,6 +2,8 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import headrace as hr
 from tests.helpers.checkpoint import check_checkpoints
@@ -191,8 +193,10 @@ def test_rows_before_a_failed_one_come_out_and_the_error_follows_once():
 
 def test_inputs_where_no_row_can_fail_are_pulled_in_chunks():
     fast = iter(hr.Dataset.zip((hr.Dataset.range(10), hr.Dataset.range(5).repeat(2).shuffle(4, seed=1))))
-    careful = iter(hr.Dataset.zip((hr.Dataset.range(10), hr.Dataset.range(10).map(lambda x: x))))
-    assert fast.root.chunked and not careful.root.chunked
+    one = iter(hr.Dataset.zip((hr.Dataset.range(10), hr.Dataset.range(10).map(lambda x: x))))
+    two = hr.Dataset.range(10).map(lambda x: x)
+    careful = iter(hr.Dataset.zip((two, hr.Dataset.range(3), two)))
+    assert fast.root.chunked and one.root.chunked and not careful.root.chunked
     assert [int(a) for a, _ in fast] == list(range(10))
     check_checkpoints(
         lambda: hr.Dataset.zip((hr.Dataset.range(9), hr.Dataset.range(20).shuffle(5, seed=2))).batch(2)
@@ -214,3 +218,48 @@ def test_no_stage_that_runs_user_code_or_reads_input_claims_it_never_raises():
         if cls.never_raises and (cls.calls_user_function or (cls.reads_input and cls.op != "list_files"))
     ]
     assert wrong == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 12), min_size=2, max_size=3),
+    fallible_at=st.integers(0, 2),
+    bad=st.sets(st.integers(0, 12), max_size=4),
+    sizes=st.lists(st.integers(1, 7), min_size=1, max_size=4),
+)
+def test_chunked_rows_beside_one_fallible_input_match_rows_built_one_by_one(lengths, fallible_at, bad, sizes):
+    # One input that can fail beside inputs that cannot: chunks must give the same rows and the
+    # same errors at the same places as rows built one at a time (tf.data's order).
+    fallible_at %= len(lengths)
+
+    def make():
+        inputs = [hr.Dataset.range(100 * i, 100 * i + n) for i, n in enumerate(lengths)]
+        inputs[fallible_at] = hr.Dataset.range(lengths[fallible_at]).map(fails_on_any(bad))
+        return iter(D.zip(tuple(inputs)))
+
+    def events(pull):
+        out = []
+        for _ in range(100):
+            try:
+                out.extend(("row", ints(row)) for row in pull())
+            except StopIteration:
+                return out
+            except ValueError as exc:
+                out.append(("error", str(exc).split("\n")[0]))
+        raise AssertionError("did not end")
+
+    one = make()
+    expected = events(lambda: [next(one)])
+    it = make()
+    assert it.root.chunked
+    turns = iter(sizes * 100)
+    assert events(lambda: it.root.next_chunk(next(turns))) == expected
+
+
+def fails_on_any(bad):
+    def f(x):
+        if int(x) in bad:
+            raise ValueError(f"bad {int(x)}")
+        return x
+
+    return f

@@ -101,8 +101,15 @@ class ZipIterator(NodeIterator[ZipNode]):
 
     An input that raises for row ``r`` loses that whole row: the other inputs' elements of row ``r``
     are taken and dropped (every input is asked, even after the error, as tf.data's zip does), so under
-    ``ignore_errors`` the rows after it stay aligned: image ``k + 1`` never meets label ``k``. Pulling
-    chunks from the inputs would be faster but cannot tell which row of a chunk failed.
+    ``ignore_errors`` the rows after it stay aligned: image ``k + 1`` never meets label ``k``.
+
+    Chunks are pulled whenever at most one input can fail (``images.map(decode)`` beside labels):
+    a chunk gives the elements before an error and raises it at the next call (the ``next_chunk``
+    protocol, :meth:`NodeIterator.elements_then_error`), so the fallible input is pulled first, the
+    others for exactly the rows it gave, and a raised error belongs to the next row. With two or more
+    fallible inputs, rows are built one at a time. One difference from asking inputs in order: when
+    an input before the fallible one ends, the fallible one has computed up to one chunk past that
+    end (its errors there are never raised).
     """
 
     state_keys = ("inputs", "exhausted", "pulled")
@@ -111,8 +118,10 @@ class ZipIterator(NodeIterator[ZipNode]):
         super().__init__(node, *inputs)
         self.exhausted = False
         # Inputs where no row can fail (ranges, tensor slices, shuffles of them...) are pulled in
-        # whole chunks: 3x faster on cheap rows, and no error can leave a chunk's rows unaligned.
-        self.chunked = all(parent.cannot_fail() for parent in node.parents)
+        # whole chunks beside at most one that can: several times faster on cheap rows.
+        fallible = [i for i, parent in enumerate(node.parents) if not parent.cannot_fail()]
+        self.chunked = len(fallible) <= 1
+        self.fallible: int | None = fallible[0] if fallible else None
 
     def _row(self) -> Any:
         inputs = self.inputs
@@ -151,8 +160,22 @@ class ZipIterator(NodeIterator[ZipNode]):
         return self._chunk(n)
 
     def _chunk(self, n: int) -> list:
-        columns = []
-        for it in self.inputs:
+        inputs = self.inputs
+        columns: list = [None] * len(inputs)
+        first = self.fallible
+        if first is not None:
+            try:
+                columns[first] = inputs[first].next_chunk(n)  # may come short: the rows before an error
+            except StopIteration:
+                self.exhausted = True
+                raise
+            except Exception:
+                self._drop_failed_row(first)
+                raise
+            n = len(columns[first])
+        for i, it in enumerate(inputs):
+            if i == first:
+                continue
             column: list = []
             try:
                 while len(column) < n:  # a chunk may come short: fill it to the rows asked
@@ -162,12 +185,28 @@ class ZipIterator(NodeIterator[ZipNode]):
                 n = len(column)
             if n == 0:
                 raise StopIteration
-            columns.append(column)
+            columns[i] = column
         columns = [column[:n] for column in columns]
         node = self.node
         rows = list(zip(*columns)) if node._flat_tuple else [node.pack(list(row)) for row in zip(*columns)]
         self.produced += len(rows)
         return rows
+
+    def _drop_failed_row(self, failed: int) -> None:
+        """Input ``failed`` raised for the next row: take and drop the other inputs' elements of it
+        (they cannot fail). As when inputs are asked in order, an input before the failing one that
+        ends ends the zip without the error (it would not have been asked); one after it ends the
+        zip after the error."""
+        for i, it in enumerate(self.inputs):
+            if i == failed:
+                continue
+            try:
+                next(it)
+            except StopIteration:
+                self.exhausted = True
+                if i < failed:
+                    raise StopIteration from None
+                return
 
     def seek_forward(self, n: int) -> int | None:
         if self.exhausted:
