@@ -225,3 +225,15 @@ def test_sample_checkpoints():
     )
     weights = D.from_tensor_slices(np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]] * 4))
     check_checkpoints(lambda: D.sample_from_datasets([D.range(5), D.range(10, 15)], weights=weights, seed=4))
+
+
+def test_a_restored_state_with_every_input_ended_ends_instead_of_spinning():
+    # Found by the tampered-state checks: exhausted inputs with done=False drew choices forever.
+    ds = hr.Dataset.sample_from_datasets([hr.Dataset.range(3), hr.Dataset.range(3)], seed=1)
+    it = iter(ds)
+    list(it)
+    state = it.get_state()
+    state["state"]["done"] = False
+    fresh = iter(ds)
+    fresh.set_state(state)
+    assert list(fresh) == []

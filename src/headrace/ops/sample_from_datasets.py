@@ -290,8 +290,8 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
                 self._consume(1)
                 return self.elements_then_error(out, InvalidArgumentError(c))
             if self.exhausted[c]:
-                if stop:
-                    self.done = True
+                if stop or all(self.exhausted):  # all ended: no draw can pick an element (a restored
+                    self.done = True  # state that says so, with done=False, spun here forever)
                     break
                 self._consume(1)
                 continue
