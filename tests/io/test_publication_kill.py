@@ -84,6 +84,19 @@ def read_set(pattern: str) -> list[bytes] | None:
     return sorted(bytes(r) for r in dataset)
 
 
+def check_readers_after_kill(prefix: str, allowed: list, outcomes: dict, trial: int) -> None:
+    """Read the set both ways a user would (a loose glob, the set's own pattern): each read is
+    refused, empty, or one of the ``allowed`` whole sets, never a partial one; counted in
+    ``outcomes`` (``refused``, ``whole``, ``nothing``)."""
+    for pattern in (prefix + "-*", prefix + "-*-of-*.tfrecord"):
+        seen = read_set(pattern)
+        if seen is None:
+            outcomes["refused"] += 1
+        else:
+            assert seen in [sorted(s) for s in allowed], f"trial {trial}: a partial set was readable"
+            outcomes["whole" if seen else "nothing"] += 1
+
+
 def temporaries(directory) -> list[str]:
     return [n for n in os.listdir(directory) if ".incomplete-" in n]
 
@@ -107,15 +120,7 @@ def test_write_shards_killed_anywhere_never_publishes_a_partial_set(tmp_path):
         else:  # at a random time
             work = functools.partial(write_shards, data, prefix, num_shards=shards)
             run_and_kill(work, rng.uniform(0, 30 * unit))
-        for pattern in (prefix + "-*", prefix + "-*-of-*.tfrecord"):
-            seen = read_set(pattern)
-            if seen is None:
-                outcomes["refused"] += 1
-            else:
-                assert seen in [sorted(s) for s in (*complete_sets, data)], (
-                    f"trial {trial}: a partial set was readable"
-                )
-                outcomes["whole" if seen else "nothing"] += 1
+        check_readers_after_kill(prefix, [*complete_sets, data], outcomes, trial)
         paths = write_shards(data, prefix, num_shards=shards)  # the rerun
         assert not temporaries(tmp_path), f"trial {trial}: the rerun left {temporaries(tmp_path)}"
         assert sorted(bytes(r) for r in hr.TFRecordDataset(paths)) == sorted(data)

@@ -35,7 +35,7 @@ from headrace.io.publish import (
 )
 from headrace.io.reclaim import set_temporaries
 from tests.io.test_publication import dead_pid, dead_temporary
-from tests.io.test_publication_kill import die_at, read_set, run_and_kill
+from tests.io.test_publication_kill import check_readers_after_kill, die_at, read_set, run_and_kill
 
 pytest.importorskip("fsspec")
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the faults are injected in forked children")
@@ -87,15 +87,7 @@ def test_remote_write_shards_killed_anywhere_is_reclaimed_by_the_rerun(tmp_path)
         else:  # at a random time
             run_and_kill(write, rng.uniform(0, 30 * unit))
         left_behind += bool(temporaries(tmp_path))
-        for pattern in (prefix + "-*", prefix + "-*-of-*.tfrecord"):
-            seen = read_set(pattern)
-            if seen is None:
-                outcomes["refused"] += 1
-            else:
-                assert seen in [sorted(s) for s in (*complete_sets, data)], (
-                    f"trial {trial}: a partial set was readable"
-                )
-                outcomes["whole" if seen else "nothing"] += 1
+        check_readers_after_kill(prefix, [*complete_sets, data], outcomes, trial)
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a dead writer on this host: reclaimed without a word
             paths = write()  # the rerun

@@ -341,10 +341,16 @@ class NodeIterator(Generic[NodeT]):
             self.produced += len(out)
         return out
 
-    def raise_held_error(self) -> None:
-        """Raise the error :meth:`elements_then_error` held back, if any (first thing in a call)."""
+    def raise_held_error(self, kept_inputs: list | None = None) -> None:
+        """Raise the error :meth:`elements_then_error` held back, if any (first thing in a call).
+
+        A stage that kept the failing input at the head of ``kept_inputs`` while the error was held
+        (so a state saved meanwhile computes it again on restore) passes that list: the input is
+        dropped as its error is raised."""
         held = self.__dict__.pop("_deferred_error", None)
         if held is not None:
+            if kept_inputs is not None:
+                del kept_inputs[0]
             raise held
 
     def reset(self) -> None:

@@ -53,17 +53,14 @@ def to_array(leaf: Any) -> np.ndarray:
         # end in them, so Python strings are taken as the objects they are.
         objects = np.array(leaf, dtype=object)
         if objects.shape == array.shape:
-            array = objects.astype(object)
-            return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(
-                array
-            )
+            return encode_strings(objects.astype(object), every_item=True)
     # Array-likes that carry a dtype (pandas columns and frames, torch or jax arrays) keep it, as
     # TensorFlow does; only Python numbers get tf's float32 and one integer type.
     typed = hasattr(leaf, "__array__")
     if array.dtype == np.float64 and not typed:
         return array.astype(np.float32)
     if array.dtype.kind in "US":
-        return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(array)
+        return encode_strings(array, every_item=True)
     if array.dtype.kind == "i" and array.dtype != np.int64 and not typed:
         return array.astype(np.int64)
     if array.dtype == object and typed:
@@ -71,12 +68,15 @@ def to_array(leaf: Any) -> np.ndarray:
     return array
 
 
-def encode_strings(array: np.ndarray) -> np.ndarray:
-    """An object array with its ``str`` items encoded as UTF-8 ``bytes`` (tf.string); others unchanged.
+def encode_strings(array: np.ndarray, every_item: bool = False) -> np.ndarray:
+    """An object array of ``array``'s items with ``str`` encoded as UTF-8 ``bytes`` (tf.string);
+    other items unchanged, or with ``every_item`` made ``bytes`` too (numpy string arrays).
 
     >>> encode_strings(np.array(["a", b"b"], dtype=object)).tolist()
     [b'a', b'b']
     """
+    if every_item:
+        return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(array)
     if not any(isinstance(item, str) for item in array.flat):
         return array
     return np.vectorize(lambda s: s.encode() if isinstance(s, str) else s, otypes=[object])(array)

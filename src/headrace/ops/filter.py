@@ -106,11 +106,6 @@ class FilterIterator(NodeIterator[FilterNode]):
         self.pending = rest + self.pending
         raise exc
 
-    def _raise_held(self) -> None:
-        if "_deferred_error" in self.__dict__:
-            self.pending.pop(0)  # the failing element, kept while its error was held
-            self.raise_held_error()
-
     def _take_pending(self) -> list:
         out = []
         while self.pending and self.pending[0][0]:
@@ -124,10 +119,10 @@ class FilterIterator(NodeIterator[FilterNode]):
         return self._filter(inputs, first)
 
     def __next__(self):
-        self._raise_held()
         predicate = self.predicate
         while True:
-            if self.pending:
+            if self.pending:  # a held error keeps its element here, so it is checked only here
+                self.raise_held_error(self.pending)
                 kept = self._take_pending()
                 if kept:
                     # Serve one; any others go back to the front as kept elements.
@@ -149,9 +144,9 @@ class FilterIterator(NodeIterator[FilterNode]):
                 return element
 
     def next_chunk(self, n: int) -> list:
-        self._raise_held()
         while True:
             if self.pending:
+                self.raise_held_error(self.pending)
                 out = self._take_pending()
                 if out:
                     self.produced += len(out)

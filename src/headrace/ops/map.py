@@ -209,9 +209,7 @@ class MapIterator(NodeIterator[MapNode]):
         return tf_result(out) if type(out) in CONVERTED else out
 
     def _next_pending(self):
-        if "_deferred_error" in self.__dict__:  # the error after the outputs a chunk returned
-            self.pending.pop(0)  # its input, kept while the error was held (see next_chunk)
-            self.raise_held_error()
+        self.raise_held_error(self.pending)  # after the outputs a chunk returned (see next_chunk)
         position, is_output, value = self.pending.pop(0)
         if is_output:
             self.produced += 1

@@ -78,9 +78,7 @@ class TakeWhileIterator(NodeIterator[TakeWhileNode]):
         return chunk
 
     def next_chunk(self, n: int) -> list:
-        if "_deferred_error" in self.__dict__:
-            self.untested.pop(0)  # the failing element, kept while its error was held
-            self.raise_held_error()
+        self.raise_held_error(self.untested)  # the failing element waits first in untested
         if self.done:
             raise StopIteration
         if self.passed:  # a state saved by an older headrace, which raised before these
