@@ -4,12 +4,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench fuzz lint format clean peers
+.PHONY: demo test test-latest lock bench fuzz lint format clean peers
 
-$(STAMP): pyproject.toml
+# Installs the exact versions in constraints.txt (a new release cannot turn `make test` red), then
+# compiles the kernels once (`python -m headrace.warmup`), so the first run does not wait for them.
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,image,test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,image,test]'
+	$(PY) -m headrace.warmup
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -17,6 +20,23 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The suite against the newest release of every dependency (no constraints), in its own venv: run it to
+# see a breaking release on purpose. If it passes, `make lock` moves constraints.txt to those versions.
+LATEST := .venv-latest
+test-latest:
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet -e '.[dev,image,test]'
+	$(LATEST)/bin/python -m pip freeze --exclude-editable | grep -v '^headrace' > $(LATEST)/freeze.txt
+	$(LATEST)/bin/python -m pytest -q -p no:cacheprovider
+
+# Refresh constraints.txt from the versions test-latest installed (run `make test-latest` first).
+lock:
+	@test -f $(LATEST)/freeze.txt || { echo "run make test-latest first"; exit 1; }
+	{ head -2 constraints.txt; cat $(LATEST)/freeze.txt; } > constraints.txt.new && mv constraints.txt.new constraints.txt
+	@echo "constraints.txt updated; commit it"
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do \
@@ -46,4 +66,4 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix src tests benchmarks tools
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(LATEST) build *.egg-info src/*.egg-info .pytest_cache src/headrace/_kernel_cache

@@ -9,19 +9,20 @@ both match tf.image. Imported lazily: numba takes ~0.4 s to import.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..core.jit import njit
 
 _ONE_255 = np.float32(1.0 / 255)  # convert_image_dtype(uint8 -> float32) multiplies by this
 _UP_255 = np.float32(255.5)  # and float32 -> uint8 multiplies by this, then truncates
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _to_u8(value):
     # Branch-free saturation (min/max compile to single instructions), then truncation: as tf.
     return np.uint8(min(max(value * _UP_255, np.float32(0)), np.float32(255)))
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def apply_luts(src, luts, out):
     """``out[n, y, x, c] = luts[n, c, src[n, y, x, c]]``: uint8 ``(N, H, W, C)`` images (any strides,
     so crops and flips need no copy) and ``(N or 1, C or 1, 256)`` tables (size-1 axes broadcast)."""
@@ -45,7 +46,7 @@ def apply_luts(src, luts, out):
                         out[n, y, x, c] = tables[c if per_channel else 0, src[n, y, x, c]]
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def channel_means(src, zero, out):
     """Mean of each channel of each ``(N, H, W, C)`` image into ``out`` ``(N, C)``. Sums start from
     ``zero``: an int64 for integer images (exact), a float64 for float images."""
@@ -69,7 +70,7 @@ def channel_means(src, zero, out):
                 out[n, c] = total / pixels
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def contrast_f32(src, means, factors, out):
     """``(x - mean) * factor + mean`` per image and channel on float32 ``(N, H, W, C)`` images."""
     count, height, width, channels = src.shape
@@ -90,7 +91,7 @@ _TAKES_MID = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [0
 _TAKES_MIN = np.array([[0, 0, 1], [0, 0, 1], [1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 1, 0]], dtype=np.float32)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _load_rgb(src, n, y, x, as_bytes):
     if as_bytes:
         return (
@@ -101,7 +102,7 @@ def _load_rgb(src, n, y, x, as_bytes):
     return np.float32(src[n, y, x, 0]), np.float32(src[n, y, x, 1]), np.float32(src[n, y, x, 2])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _store_rgb(out, n, y, x, r, g, b, as_bytes):
     if as_bytes:
         out[n, y, x, 0], out[n, y, x, 1], out[n, y, x, 2] = _to_u8(r), _to_u8(g), _to_u8(b)
@@ -109,7 +110,7 @@ def _store_rgb(out, n, y, x, r, g, b, as_bytes):
         out[n, y, x, 0], out[n, y, x, 1], out[n, y, x, 2] = r, g, b
 
 
-@njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
+@njit(nogil=True, boundscheck=False, error_model="numpy")
 def saturation(src, factors, out, as_bytes):
     """Scale HSV saturation by ``factors[n]`` (clipped to 1) on ``(N, H, W, 3)`` uint8 (``as_bytes``)
     or float32 images. Branch-free: every pixel does the same arithmetic."""
@@ -135,7 +136,7 @@ def saturation(src, factors, out, as_bytes):
                 )
 
 
-@njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
+@njit(nogil=True, boundscheck=False, error_model="numpy")
 def hue(src, deltas, out, as_bytes):
     """Rotate the hue by ``deltas[n]`` turns keeping each pixel's min and max, on ``(N, H, W, 3)`` uint8
     (``as_bytes``) or float32 images. Sectors come from small tables rather than branches, which the
@@ -183,7 +184,7 @@ def hue(src, deltas, out, as_bytes):
                 )
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def resize_bilinear(src, y_low, y_high, y_lerp, x_low, x_high, x_lerp, out):
     """Half-pixel bilinear resize of ``(N, H, W, C)`` uint8 or float32 into float32 ``out``, in tf's
     order: along x on the two rows, then along y."""
@@ -212,7 +213,7 @@ def resize_bilinear(src, y_low, y_high, y_lerp, x_low, x_high, x_lerp, out):
                     row[ox, c] = top + (bottom - top) * wy
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def normalize(src, scale, offset, out):
     """``out = x * scale[c] + offset[c]`` (float32) on ``(N, H, W, C)`` images of any strides."""
     count, height, width, channels = src.shape
@@ -223,7 +224,7 @@ def normalize(src, scale, offset, out):
                     out[n, y, x, c] = np.float32(src[n, y, x, c]) * scale[c] + offset[c]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _map_coordinate(coord, size, mode):
     """Where an out-of-range sample coordinate reads from: mode 1 reflect, 2 wrap, 3 nearest, else as is."""
     if mode == 0:
@@ -249,14 +250,14 @@ def _map_coordinate(coord, size, mode):
     return min(max(coord, np.float32(0)), last)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _read(src, n, row, col, c, fill):
     if row < 0 or row >= src.shape[1] or col < 0 or col >= src.shape[2]:
         return fill
     return np.float32(src[n, row, col, c])
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def affine_sample(src, transforms, bilinear, mode, fill, out, as_bytes):
     """Sample ``(N, H, W, C)`` uint8 (``as_bytes``) or float32 images at affine coordinates: output
     pixel (x, y) reads input ``(t0 x + t1 y + t2, t3 x + t4 y + t5)`` with ``transforms[n] = t``;
@@ -293,7 +294,7 @@ def affine_sample(src, transforms, bilinear, mode, fill, out, as_bytes):
                         out[n, y, x, c] = value
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def resample(src, channels, row_starts, row_weights, col_starts, col_weights, rows, out):
     """Separable resampling of C-contiguous ``(N, H, W * C)`` uint8 or float32 images into float32
     ``out`` ``(N, out_h, out_w, C)``: along y into ``rows`` ``(N, out_h, W * C)``, then along x. Output

@@ -12,9 +12,11 @@ import platform
 import numpy as np
 from llvmlite import binding as _llvm
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import config as _numba_config
 from numba.extending import intrinsic
+
+from ..core.jit import njit
 
 POLYNOMIAL = 0x82F63B78  # CRC32C, reflected
 MASK_DELTA = np.uint32(0xA282EAD8)
@@ -123,7 +125,7 @@ if _numba_config.BOUNDSCHECK:  # type: ignore[attr-defined]
         return value
 
 
-@njit(cache=True, boundscheck=False, nogil=True)
+@njit(boundscheck=False, nogil=True)
 def _crc32c_hardware(buf, start, length):
     crc = np.uint64(0xFFFFFFFF)
     i = start
@@ -138,7 +140,7 @@ def _crc32c_hardware(buf, start, length):
     return crc32 ^ np.uint32(0xFFFFFFFF)
 
 
-@njit(cache=True, boundscheck=False, nogil=True)
+@njit(boundscheck=False, nogil=True)
 def _crc32c_table(buf, start, length):
     t = _TABLES
     crc = np.uint32(0xFFFFFFFF)
@@ -167,7 +169,7 @@ def _crc32c_table(buf, start, length):
 crc32c_span = _crc32c_hardware if HARDWARE else _crc32c_table
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def masked_crc32c_span(buf, start, length):
     """TFRecord's masked CRC32C of ``buf[start:start + length]``."""
     crc = np.uint64(crc32c_span(buf, start, length))

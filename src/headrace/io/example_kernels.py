@@ -10,8 +10,8 @@ Feature kinds: -1 missing (key absent), 0 present with no value list, 1 bytes, 2
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from .crc_kernels import load_u32
 
 OK = 0
@@ -54,7 +54,7 @@ def _length(buf, p, end):
     return np.int64(value), q
 
 
-@njit(cache=True)
+@njit
 def _skip(buf, p, end, wire):
     """Position after a field's payload; -1 if malformed."""
     if wire == 0:
@@ -72,7 +72,7 @@ def _skip(buf, p, end, wire):
     return -1  # groups (3, 4) and unknown wire types are not allowed in these messages
 
 
-@njit(cache=True)
+@njit
 def _match(buf, start, stop, keys, key_starts, key_ends, hint):
     n = len(key_starts)
     length = stop - start
@@ -93,7 +93,7 @@ def _match(buf, start, stop, keys, key_starts, key_ends, hint):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def locate_features(buf, starts, ends, outer_field, keys, key_starts, key_ends, out):
     """For each message ``buf[starts[r]:ends[r]]``, find the map under field ``outer_field``
     (Example.features = 1; SequenceExample.context = 1, .feature_lists = 2) and record the value span
@@ -163,7 +163,7 @@ def locate_features(buf, starts, ends, outer_field, keys, key_starts, key_ends, 
     return OK, 0, 0
 
 
-@njit(cache=True)
+@njit
 def _count_list(buf, kind, p, end):
     """Number of values in a BytesList/FloatList/Int64List payload; -1 if malformed."""
     count = 0
@@ -214,7 +214,7 @@ def _count_list(buf, kind, p, end):
     return count
 
 
-@njit(cache=True)
+@njit
 def _value_list(buf, start, end):
     """The kind of a Feature message ``buf[start:end]`` and the span of its value list:
     ``(kind, list start, list end)``, kind -1 if malformed (the last list wins, as in protobuf)."""
@@ -241,7 +241,7 @@ def _value_list(buf, start, end):
     return kind, list_start, list_end
 
 
-@njit(cache=True)
+@njit
 def _copy_values(buf, kind, p, end, out, o):
     """Write the numbers of a FloatList/Int64List payload at ``out[o:]``; returns the position after
     the last value written, or -1 if the payload is malformed or would not fit in ``out``.
@@ -292,7 +292,7 @@ def _copy_values(buf, kind, p, end, out, o):
     return o
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def inspect_features(buf, spans, kinds, lists, counts):
     """For each Feature span (``spans[i] = (start, length)``, start -1 when missing): its kind, the
     span of its value list and the number of values. Returns ``(status, item, 0)``."""
@@ -320,7 +320,7 @@ def inspect_features(buf, spans, kinds, lists, counts):
     return OK, 0, 0
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def fill_numeric(buf, kind, lists, offsets, out):
     """Write the values of each list ``i`` with ``offsets[i] >= 0`` at ``out[offsets[i]:]``.
     ``out`` is uint32 (the bits of float32 values) for FLOAT, int64 for INT64."""
@@ -330,7 +330,7 @@ def fill_numeric(buf, kind, lists, offsets, out):
     return OK, 0, 0
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def fill_bytes(buf, lists, offsets, out):
     """Spans ``out[j] = (start, stop)`` of the byte strings of each list with ``offsets[i] >= 0``.
     Returns ``(status, item, 0)``: every length is checked again, so nothing is written outside ``out``."""
@@ -360,7 +360,7 @@ def fill_bytes(buf, lists, offsets, out):
     return OK, 0, 0
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def fill_fixed(buf, spans, kind, size, out, missing):
     """Fast path for a fixed-size numeric feature: parse each Feature span, check its kind and
     count, and write its ``size`` values at ``out[r * size:]`` in one pass. Rows without the feature
@@ -389,7 +389,7 @@ def fill_fixed(buf, spans, kind, size, out, missing):
     return OK, 0, 0
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def explode_feature_lists(buf, spans, steps, out):
     """Each FeatureList span holds repeated Feature messages (field 1): count them into ``steps[i]``
     (-1 when the list is missing), and when ``out`` is large enough write each Feature's span.

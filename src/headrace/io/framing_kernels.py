@@ -7,8 +7,8 @@ endian. Imported lazily by :mod:`headrace.io.tfrecord`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from .crc_kernels import load_u32, load_u64, masked_crc32c_span
 
 OK = 0  # stopped after max_records frames, or at a frame boundary at the end of the buffer
@@ -21,7 +21,7 @@ HEADER = 12
 FOOTER = 4
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def frame_records(buf, pos, end, max_records, max_length, starts, ends):
     """Frames of ``buf[pos:end]``: fills ``starts``/``ends`` (data spans) and returns
     ``(count, pos, status, aux)`` where ``pos`` is where the first unframed byte is."""
@@ -51,7 +51,7 @@ def frame_records(buf, pos, end, max_records, max_length, starts, ends):
     return count, pos, OK, 0
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def find_frame(buf, pos, end, max_length):
     """First position ``>= pos`` where a plausible frame starts (length CRC passes, length within
     ``max_length``, and the data CRC passes when the whole frame is in the buffer); -1 if none
@@ -70,7 +70,7 @@ def find_frame(buf, pos, end, max_length):
     return -1
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(nogil=True, boundscheck=False)
 def frames_at(buf, offsets, starts, ends):
     """Verify the frames that start at ``offsets`` (random access through an index): fills
     ``starts``/``ends`` (data spans) and returns ``(-1, OK)`` or ``(i, status)`` for the first

@@ -159,10 +159,10 @@ class FusedFunction:
 
 
 def _check_picklable(map_func: Callable) -> None:
-    import cloudpickle  # noqa: PLC0415 (only process executors need it)
+    from ..runtime.pickling import dumps  # noqa: PLC0415 (only process executors need it)
 
     try:
-        cloudpickle.dumps(map_func)
+        dumps(map_func)
     except Exception as exc:
         raise InvalidArgumentError(
             f"map_func={describe(map_func)} cannot be pickled for executor='process' "

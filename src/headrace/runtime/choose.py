@@ -216,9 +216,9 @@ def probe(
     if workers < 2 or cpus < 2 or not calls:
         return decide(workers, cpus), outcomes
     try:
-        import cloudpickle  # noqa: PLC0415
+        from .pickling import dumps  # noqa: PLC0415
 
-        cloudpickle.dumps(fn)
+        dumps(fn)
     except Exception as exc:  # noqa: BLE001
         return decide(workers, cpus, unpicklable=f"{type(exc).__name__}: {exc}"), outcomes
     solo: list[Timing] = []

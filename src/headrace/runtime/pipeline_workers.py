@@ -149,7 +149,7 @@ class ParallelizeIterator(NodeIterator):
 
     # --- starting -----------------------------------------------------------------------------
     def _start(self) -> None:
-        import cloudpickle  # noqa: PLC0415
+        from .pickling import dumps  # noqa: PLC0415
 
         workers = self._workers
         registry.register(workers)
@@ -158,7 +158,7 @@ class ParallelizeIterator(NodeIterator):
         jobs = []
         for index in range(self.count):
             try:
-                payload = cloudpickle.dumps(self.node.worker_pipeline(index))
+                payload = dumps(self.node.worker_pipeline(index))
             except Exception as exc:
                 raise WorkerError(
                     f"{self.name}: the pipeline above cannot be sent to worker processes "

@@ -120,10 +120,10 @@ class ProcessExecutor:
         previous: ProcessExecutor | None = None,
         key: int = 0,
     ):
-        import cloudpickle  # noqa: PLC0415 (only process executors need it)
+        from .pickling import dumps  # noqa: PLC0415 (only process executors need it)
 
         # A later epoch's executor (``previous``: the last one) starts from what that one learnt.
-        self.payload: bytes = previous.payload if previous is not None else cloudpickle.dumps(fn)
+        self.payload: bytes = previous.payload if previous is not None else dumps(fn)
         self.workers = workers
         self.stage = stage
         self.key = key  # id() of the owning iterator: what recorded chunks are booked to

@@ -136,10 +136,10 @@ def dump(obj: Any, writer: SegmentWriter | None) -> bytes:
         head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     except (pickle.PicklingError, AttributeError, TypeError):
         # Classes and functions defined in __main__ (or in a function) travel by value.
-        import cloudpickle  # noqa: PLC0415
+        from .pickling import dumps  # noqa: PLC0415
 
         buffers.clear()
-        head = cloudpickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+        head = dumps(obj, protocol=5, buffer_callback=buffers.append)
     raws = [buffer.raw() for buffer in buffers]
     total = len(head) + sum(raw.nbytes for raw in raws)
     if writer is None or total <= INLINE_LIMIT:

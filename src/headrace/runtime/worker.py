@@ -51,9 +51,9 @@ def pack_error(exc: BaseException) -> tuple[bytes | None, str, str, str]:
     traceback as text (traceback objects cannot cross processes)."""
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
-        import cloudpickle  # noqa: PLC0415 (exceptions defined in __main__ need pickling by value)
+        from .pickling import dumps  # noqa: PLC0415 (exceptions defined in __main__ travel by value)
 
-        data: bytes | None = cloudpickle.dumps(exc)
+        data: bytes | None = dumps(exc)
     except Exception:  # noqa: BLE001 (unpicklable exceptions still reach the parent as text)
         data = None
     return data, f"{type(exc).__module__}.{type(exc).__qualname__}", str(exc), text

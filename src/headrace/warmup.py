@@ -1,0 +1,143 @@
+"""``python -m headrace.warmup``: compile headrace's kernels ahead of the first run.
+
+Runs the record, parsing and image operations a pipeline uses, on tiny inputs, so that numba compiles
+their kernels for the common argument types into the kernel cache (``core/jit.py``). The wheel build
+(``setup.py``) and ``make`` run it, so the first batch of a fresh install does not wait for the compiler.
+Kernels for argument types not covered here compile on first use, once, and are cached too.
+
+Prints how many kernel signatures were compiled or loaded, and which kernels none covered.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+
+def _records() -> None:
+    from . import io  # noqa: PLC0415
+    from .dataset import TFRecordDataset  # noqa: PLC0415
+
+    examples = [
+        io.serialize_example(
+            {
+                "image": b"\xff\xd8" + bytes(20),
+                "label": index,
+                "floats": np.arange(4, dtype=np.float32) + index,
+                "ids": list(range(index % 3)),
+                "words": [b"a", b"bc"][: index % 3],
+            }
+        )
+        for index in range(8)
+    ]
+    with tempfile.TemporaryDirectory(prefix="headrace-warmup-") as folder:
+        for compression in ("", "GZIP"):
+            path = os.path.join(folder, f"w{compression}.tfrecord")
+            with io.TFRecordWriter(path, compression_type=compression) as writer:
+                for record in examples:
+                    writer.write(record)
+            for batch in TFRecordDataset(path, compression_type=compression).batch(4):
+                io.parse_example(
+                    batch,
+                    {
+                        "image": io.FixedLenFeature([], "string"),
+                        "label": io.FixedLenFeature([], "int64"),
+                        "floats": io.FixedLenFeature([4], "float32"),
+                        "ids": io.VarLenFeature("int64"),
+                        "words": io.VarLenFeature("string"),
+                        "ragged": io.RaggedFeature("float32", "floats"),
+                    },
+                )
+        index_path = os.path.join(folder, "w.tfrecord")
+        io.build_index(index_path)
+        for record in examples[:2]:
+            io.parse_single_example(
+                record,
+                {"label": io.FixedLenFeature([], "int64"), "floats": io.FixedLenFeature([4], "float32")},
+            )
+
+
+def _images() -> None:
+    from . import image  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.uint8, np.float32):
+        pixels = (rng.random((2, 12, 12, 3)) * (255 if dtype == np.uint8 else 1)).astype(dtype)
+        for batch in (pixels, pixels[0]):
+            for method in ("bilinear", "nearest", "bicubic", "area", "lanczos3", "mitchellcubic"):
+                image.resize(batch, (7, 9), method=method)
+            image.resize(batch, (7, 9), antialias=True)
+            image.adjust_brightness(batch, 0.1)
+            image.adjust_contrast(batch, 1.3)
+            image.adjust_saturation(batch, 1.3)
+            image.adjust_hue(batch, 0.1)
+            image.random_flip_left_right(batch, rng=rng)
+            image.random_crop(batch, (8, 8, 3) if batch.ndim == 3 else (2, 8, 8, 3), rng=rng)
+            image.rot90(batch)
+    with _quiet():
+        for fn, args in (
+            ("normalize", ((np.ones((4, 4, 3), np.float32)), (0.5, 0.5, 0.5), (0.2, 0.2, 0.2))),
+            ("rotate", (np.ones((4, 4, 3), np.uint8), 0.3)),
+        ):
+            if hasattr(image, fn):
+                getattr(image, fn)(*args)
+
+
+class _quiet:
+    """Optional image functions that take other arguments in other versions: skip, never fail."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        return exc[0] is not None and issubclass(exc[0], (TypeError, ValueError))
+
+
+def _kernel_modules() -> list[Any]:
+    modules = []
+    for name in ("headrace.io.crc_kernels", "headrace.io.framing_kernels", "headrace.io.example_kernels"):
+        modules.append(__import__(name, fromlist=["_"]))
+    try:
+        modules.append(__import__("headrace.image.kernels", fromlist=["_"]))
+    except ImportError:  # pragma: no cover (numba always brings numpy; the image extra is optional)
+        pass
+    return modules
+
+
+def run(verbose: bool = True) -> dict[str, Any]:
+    """Compile (or load) the kernels; returns counts and the kernels left uncovered."""
+    start = time.perf_counter()
+    _records()
+    try:
+        _images()
+    except ImportError as exc:  # the image extra is not installed: its kernels compile on first use
+        if verbose:
+            print(f"headrace warmup: images skipped ({exc})", file=sys.stderr)
+    signatures, uncovered = 0, []
+    for module in _kernel_modules():
+        for name, value in vars(module).items():
+            if hasattr(value, "signatures") and hasattr(value, "py_func"):
+                if value.signatures:
+                    signatures += len(value.signatures)
+                elif not getattr(value, "targetoptions", {}).get("inline") == "always":
+                    uncovered.append(f"{module.__name__}.{name}")
+    seconds = time.perf_counter() - start
+    if verbose:
+        from .core.jit import writable_dir  # noqa: PLC0415
+
+        print(
+            f"headrace warmup: {signatures} kernel signatures ready in {seconds:.1f} s "
+            f"(cache: {writable_dir() or 'none writable'})"
+            + (f"; not covered (compile on first use): {', '.join(sorted(uncovered))}" if uncovered else ""),
+            file=sys.stderr,
+        )
+    return {"signatures": signatures, "uncovered": uncovered, "seconds": seconds}
+
+
+if __name__ == "__main__":
+    run()
