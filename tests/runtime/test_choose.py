@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -235,3 +236,64 @@ def test_the_probe_gathers_its_elements_from_short_chunks():
         reason = it.root.counters()["executor_reason"]
     if hr.tune.budget.cpu_budget() > 1:
         assert "median of 3 pairs" in reason, reason
+
+
+# --- transport costs and the check after a switch (issue: AUTOTUNE chose processes at 0.43x serial) ------
+def test_rule_elements_that_cost_more_to_move_than_to_compute_get_threads():
+    # Pure Python (GIL held) would get processes, but moving each element costs as much as a call.
+    cheap_to_move = choose.decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.95, transport=50e-6)
+    costly = choose.decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.95, transport=0.0004)
+    assert cheap_to_move.kind == "process"
+    assert costly.kind == "thread"
+    assert "moving an element and its result costs 400 us" in costly.reason
+
+
+def test_transport_grows_with_the_bytes_moved():
+    small = choose.transport_seconds([b"x" * 10, 1])
+    large = choose.transport_seconds([np.zeros(4_000_000, np.uint8), np.zeros(4_000_000, np.uint8)])
+    assert small >= choose.PROCESS_COST_SECONDS
+    assert large > small + 8_000_000 * choose.COPY_SECONDS_PER_BYTE * 0.99
+
+
+def _double_in_python(x):
+    total = 0
+    for i in range(2_000):
+        total += i
+    return int(x) * 2 + (total - total)
+
+
+def test_processes_delivering_less_than_serial_switch_to_threads(monkeypatch):
+    # The probe is told processes win and that one serial call takes 1 ns: no pool can deliver a
+    # billion elements a second, so once running the stage must switch to threads, say why, keep
+    # every element in order, and keep the revised choice for the next epoch.
+    def optimistic(fn, calls, workers, cpus, inputs=()):
+        return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
+
+    monkeypatch.setattr(choose, "probe", optimistic)
+    monkeypatch.setattr("headrace.runtime.parallel_map.CHECK_SECONDS", 0.0)
+    ds = hr.Dataset.range(3_000).map(_double_in_python, num_parallel_calls=2)
+    it = iter(ds)
+    assert [int(x) for x in it] == [2 * i for i in range(3_000)]
+    stage = it.stats().to_dict()["stages"]
+    reasons = [s["extra"].get("executor_reason", "") for s in stage if s["op"] == "map"]
+    assert any("switched from processes to threads" in r for r in reasons), reasons
+    assert "switched from processes to threads" in ds.explain()
+    again = iter(ds)
+    assert [int(x) for x in again][:5] == [0, 2, 4, 6, 8]
+
+
+def test_a_checkpoint_across_the_switch_resumes_exactly(monkeypatch):
+    def optimistic(fn, calls, workers, cpus, inputs=()):
+        return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
+
+    monkeypatch.setattr(choose, "probe", optimistic)
+    monkeypatch.setattr("headrace.runtime.parallel_map.CHECK_SECONDS", 0.0)
+    ds = hr.Dataset.range(1_000).map(_double_in_python, num_parallel_calls=2)
+    it = iter(ds)
+    head = [int(next(it)) for _ in range(400)]
+    state = it.get_state()
+    rest = [int(x) for x in it]
+    fresh = iter(ds)
+    fresh.set_state(state)
+    assert head + [int(x) for x in fresh] == [2 * i for i in range(1_000)]
+    assert head + rest == [2 * i for i in range(1_000)]

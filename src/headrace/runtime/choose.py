@@ -20,9 +20,12 @@ The rule, from those numbers (:func:`decide`):
 - while a call runs alone, native threads (not Python's: BLAS pools, threaded decoders) use more than
   :data:`OWN_THREADS` of its CPU: threads (processes would each start such pools on the same cores);
 - processes only when they are estimated at least :data:`PROCESS_GAIN` times faster than threads:
-  threads are capped by the GIL at ``1 / gil_fraction`` calls at once, processes by the cores and
-  :data:`PROCESS_COST_SECONDS` of transfer per element. So a function that releases the GIL gets
-  threads.
+  threads are capped by the GIL at ``1 / gil_fraction`` calls at once, processes by the cores and by
+  the cost of moving each element there and its result back (:func:`transport_seconds`, measured on
+  the probe's first input and result: pickling, unpickling and copying, plus
+  :data:`PROCESS_COST_SECONDS` of messaging). The parent does its share of that moving alone, so it
+  also caps processes at ``wall / transport`` calls at once. So a function that releases the GIL gets
+  threads, and so does one whose elements cost more to move than to compute.
 
 The choice is made once per stage of a pipeline, at its first iteration, and kept (:func:`remember`)
 for every later epoch and ``iter()`` of it; ``executor=`` skips the probe. ``Dataset.explain()`` and
@@ -49,6 +52,7 @@ from ..core.node import perf_ns
 
 MIN_PROCESS_CALL_SECONDS = 200e-6
 PROCESS_COST_SECONDS = 50e-6  # the parent's share of sending one element to a process and back
+COPY_SECONDS_PER_BYTE = 0.5e-9  # large arrays go through shared memory: copied in, and out again
 PROCESS_GAIN = 1.5  # processes must be estimated this much faster than threads: a large, robust gain
 BACKGROUND_SECONDS = 0.003  # before each solo call: how busy unrelated native threads are
 SOLO_CALLS = 2  # the first call often pays one-time costs (imports, kernels loading): the faster counts
@@ -98,6 +102,12 @@ def remember(node: Any, choice: Choice) -> None:
         _choices.setdefault(node, choice)
 
 
+def replace(node: Any, choice: Choice) -> None:
+    """A choice revised by what a running stage delivered (kept for later iterations too)."""
+    with _lock:
+        _choices[node] = choice
+
+
 # --- measuring --------------------------------------------------------------------------------------
 @dataclass
 class Timing:
@@ -135,6 +145,26 @@ def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
         return True, call()
     except Exception as exc:  # noqa: BLE001 (delivered in order like any result)
         return False, exc
+
+
+def transport_seconds(values: Sequence[Any]) -> float:
+    """What moving ``values`` (an input and its result) between processes costs the parent: pickling
+    and unpickling each (the parent pickles inputs and unpickles results; a worker does the mirror
+    work at the same time), a copy per byte, and the messaging cost of an element."""
+    import pickle  # noqa: PLC0415
+
+    total = PROCESS_COST_SECONDS
+    for value in values:
+        try:
+            start = perf_ns()
+            buffers: list = []
+            head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+            pickle.loads(head, buffers=buffers)
+            size = len(head) + sum(memoryview(b).nbytes for b in buffers)
+            total += (perf_ns() - start) / 1e9 + size * COPY_SECONDS_PER_BYTE
+        except Exception:  # noqa: BLE001 (a value pickle cannot take travels by cloudpickle: costlier)
+            total += PROCESS_COST_SECONDS
+    return total
 
 
 def _python_threads_cpu_ns() -> int | None:
@@ -207,11 +237,15 @@ def gil_fraction(solo_blocked_ns: int, pair: list[Timing]) -> float | None:
 
 
 def probe(
-    fn: Callable, calls: Sequence[Callable[[], Any]], workers: int, cpus: int
+    fn: Callable,
+    calls: Sequence[Callable[[], Any]],
+    workers: int,
+    cpus: int,
+    inputs: Sequence[Any] = (),
 ) -> tuple[Choice, list[tuple[bool, Any]]]:
     """Measure ``calls`` (up to :data:`PROBE_ELEMENTS` thunks computing real elements, in order) and
     decide; returns the choice and the outcomes ``(ok, value)`` of the calls made (a prefix of
-    ``calls``)."""
+    ``calls``). ``inputs``: the first call's input element, to measure what moving it costs."""
     outcomes: list[tuple[bool, Any]] = []
     if workers < 2 or cpus < 2 or not calls:
         return decide(workers, cpus), outcomes
@@ -252,7 +286,8 @@ def probe(
             if len(fractions) == PAIRS:
                 break
     measured = sorted(fractions)[PAIRS // 2] if len(fractions) == PAIRS else None
-    return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, gil=measured), outcomes
+    move = transport_seconds([*inputs[:1], outcomes[0][1]]) if measured is not None else None
+    return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, gil=measured, transport=move), outcomes
 
 
 def decide(
@@ -265,6 +300,7 @@ def decide(
     wall_seconds: float | None = None,
     gil: float | None = None,
     own_threads: float | None = None,
+    transport: float | None = None,
 ) -> Choice:
     """The rule above, on measured seconds.
 
@@ -272,6 +308,8 @@ def decide(
     'process'
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.05).reason
     'holds the GIL 5% of a call (median of 3 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
+    >>> print(decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.9, transport=0.0004).reason)
+    holds the GIL 90% of a call (median of 3 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call)
     """
     measured: Measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
     if workers < 2 or cpus < 2:
@@ -300,12 +338,18 @@ def decide(
     if gil is None:
         return Choice("thread", "too few elements to measure two calls at once", **measured, final=False)
     wall = max(wall_seconds, cpu_seconds)
+    move = PROCESS_COST_SECONDS if transport is None else transport
     threads = min(workers, wall / max(gil * cpu_seconds, 1e-12))
-    processes = min(workers, cpus * wall / cpu_seconds) * wall / (wall + PROCESS_COST_SECONDS)
+    processes = min(workers, cpus * wall / cpu_seconds, wall / move) * wall / (wall + move)
     numbers = (
         f"holds the GIL {100 * gil:.0f}% of a call (median of 3 pairs): {workers} threads reach "
         f"~{threads:.1f}x one worker, processes ~{processes:.1f}x"
     )
+    if transport is not None and transport > 2 * PROCESS_COST_SECONDS:
+        numbers += (
+            f" (moving an element and its result costs {transport * 1e6:,.0f} us, "
+            f"{100 * transport / wall:.0f}% of a call)"
+        )
     if processes >= PROCESS_GAIN * threads:
         return Choice("process", numbers, **measured)
     return Choice("thread", numbers, **measured)

@@ -46,6 +46,12 @@ MAX_AUTOTUNE_THREADS = 128
 IO_LIKE = 4  # a call whose wall time is this many times its CPU time mostly waits (storage, network)
 IO_START_PER_CPU = 4  # threads per CPU an I/O-like AUTOTUNE map starts with
 WAIT_SLICE_SECONDS = 0.5  # a blocked consumer wakes this often to notice a close from elsewhere
+# A measured choice of processes is checked once running: over at least CHECK_SECONDS and
+# CHECK_ELEMENTS after the first window, while the consumer waited on this stage at least
+# CHECK_WAITING of the time, the delivered rate must reach the serial estimate, else threads take over.
+CHECK_SECONDS = 0.5
+CHECK_ELEMENTS = 64
+CHECK_WAITING = 0.5
 _warned_daemonic: list[bool] = []  # the fallback to threads in a daemonic process warns once
 
 
@@ -102,6 +108,7 @@ class ParallelMapIterator(NodeIterator):
         self.failure: str | None = None
         self.input_wait_ns = 0
         self.output_wait_ns = 0
+        self._check: tuple[float, int, int, int] | None = None  # serial rate; start: time, produced, wait
         self._task_ids = itertools.count()
         self._handle = _ExecutorHandle()
         self._finalizer = weakref.finalize(self, self._handle.shutdown)
@@ -148,13 +155,16 @@ class ParallelMapIterator(NodeIterator):
             calls = [
                 functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in positions
             ]
-            choice, outcomes = choose.probe(self.fn, calls, self.workers, available_cpus())
+            inputs = [self.records[p][1] for p in positions[:1]]
+            choice, outcomes = choose.probe(self.fn, calls, self.workers, available_cpus(), inputs)
             for position, (ok, value) in zip(positions, outcomes):
                 self._mark_ready(position, ok, value)
             self.queued.extend(positions[len(outcomes) :])
             if choice.final:  # else (a short first epoch, an error) the next iteration measures again
                 choose.remember(self.node, choice)
         self.kind, self.kind_reason, self.gil_fraction = choice.kind, choice.reason, choice.gil_fraction
+        if choice.kind == "process" and choice.wall_seconds:
+            self._check = (1.0 / choice.wall_seconds, -1, 0, 0)
         if (
             self.node.num_parallel_calls == AUTOTUNE
             and choice.kind == "thread"
@@ -345,6 +355,8 @@ class ParallelMapIterator(NodeIterator):
             self._handle.executor = ProcessExecutor(
                 self.fn, self.workers, self.name, self.executor, key=id(self)
             )
+        if self._check is not None:
+            self._check_delivery()
         self._fill()
         while True:
             position = self._peek()
@@ -365,6 +377,40 @@ class ParallelMapIterator(NodeIterator):
             if self.closed:  # closed from another thread while this one waited
                 raise WorkerError(f"{self.name}: the iterator was closed while waiting")
             self._collect(WAIT_SLICE_SECONDS)
+
+    def _check_delivery(self) -> None:
+        """Once processes run, compare what they deliver with the serial estimate; switch to threads
+        if they deliver less (the probe could not see transport costs under this load, or the pool is
+        slower than measured). Checked over a window in which the consumer waited on this stage."""
+        serial, start, produced, waited = self._check  # type: ignore[misc]
+        now = perf_ns()
+        if start < 0:  # the first window (worker start, first chunks) is not judged
+            if self.produced >= self.window:
+                self._check = (serial, now, self.produced, self.output_wait_ns)
+            return
+        elapsed = (now - start) / 1e9
+        count = self.produced - produced
+        if elapsed < CHECK_SECONDS or count < CHECK_ELEMENTS:
+            return
+        waiting = (self.output_wait_ns - waited) / 1e9 / elapsed
+        if waiting < CHECK_WAITING:  # the consumer is the slower side: nothing to judge, look again later
+            self._check = (serial, now, self.produced, self.output_wait_ns)
+            return
+        self._check = None
+        delivered = count / elapsed
+        if delivered >= serial:
+            return
+        while self.tasks and self.failure is None:  # results of work in flight are kept, in order
+            self._collect(WAIT_SLICE_SECONDS)
+        self._handle.shutdown()  # the process workers go back to the pool
+        self.kind = "thread"
+        self.kind_reason = (
+            f"switched from processes to threads: processes delivered {delivered:,.0f} elements/s, below "
+            f"the serial estimate of {serial:,.0f}/s (moving elements, or the load on the cores, cost more than the workers gained)"
+        )
+        choice = choose.Choice("thread", self.kind_reason, gil_fraction=self.gil_fraction)
+        choose.replace(self.node, choice)
+        self._handle.executor = ThreadExecutor(self.fn, self.workers, self.name, key=id(self))
 
     def __next__(self) -> Any:
         try:

@@ -1,0 +1,275 @@
+"""Per-element pipelines, the form tf.data teaches: ``map(f)`` on each record, then ``batch``.
+
+Three shapes, each written as a tf.data user writes it:
+
+- tabular: ``TFRecordDataset -> map(parse_single_example, AUTOTUNE) -> shuffle(1024) -> batch(256) ->
+  prefetch``, Examples of 16 floats + an int64 label; beside it the batch-first form
+  (``batch(256).map(parse_example)``) as the ceiling of the same work;
+- jpeg: ``TFRecordDataset -> map(parse, decode_jpeg, random_crop, random_flip_left_right,
+  convert_image_dtype; AUTOTUNE) -> batch(128) -> prefetch``, 72 px JPEGs;
+- python: a pure-Python function per element (string work on the record, ~100 us), then batch(256).
+
+Rows per shape: a plain Python loop calling the same functions (the ceiling for Python on this
+machine), headrace serial, 2 threads, 2 processes, AUTOTUNE; tf.data AUTOTUNE with the same ops in TF
+(when tensorflow is installed); ``torch.utils.data.DataLoader(num_workers=2)`` over the same function
+(when torch is installed). Medians of ``--runs`` interleaved runs; ratios to the plain loop, to
+headrace serial and to tf.data. ``--hog`` runs a CPU-busy process beside (a training loop competes
+for the CPU too).
+
+Run: ``python benchmarks/per_element.py [--quick] [--runs N] [--hog] [--shapes tabular,jpeg,python]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import headrace as hr
+from _common import have
+
+FLOATS = {"x": hr.io.FixedLenFeature([16], "float32"), "y": hr.io.FixedLenFeature([], "int64")}
+JPEG = {"image": hr.io.FixedLenFeature([], "string"), "label": hr.io.FixedLenFeature([], "int64")}
+CROP = (64, 64, 3)
+
+
+# --- data -----------------------------------------------------------------------------------------
+def write_tabular(folder: str, count: int) -> list[str]:
+    rng = np.random.default_rng(0)
+    paths = [os.path.join(folder, f"tab-{k}.tfrecord") for k in range(4)]
+    for k, path in enumerate(paths):
+        with hr.io.TFRecordWriter(path) as writer:
+            for i in range(k, count, len(paths)):
+                writer.write(hr.io.serialize_example({"x": rng.random(16, dtype=np.float32), "y": i}))
+    return paths
+
+
+def write_jpegs(folder: str, count: int) -> list[str]:
+    images, labels = hr.image.synthetic_images(count, num_classes=10, height=72, width=72, seed=0)
+    paths = [os.path.join(folder, f"jpg-{k}.tfrecord") for k in range(4)]
+    for k, path in enumerate(paths):
+        with hr.io.TFRecordWriter(path) as writer:
+            for i in range(k, count, len(paths)):
+                jpeg = hr.image.encode_jpeg(images[i], quality=90)
+                writer.write(hr.io.serialize_example({"image": jpeg, "label": int(labels[i])}))
+    return paths
+
+
+# --- the per-element functions (headrace and the plain loop call the same ones) ------------------------
+def parse_tabular(record):
+    ex = hr.io.parse_single_example(record, FLOATS)
+    return ex["x"], ex["y"]
+
+
+def parse_batch(records):
+    ex = hr.io.parse_example(records, FLOATS)
+    return ex["x"], ex["y"]
+
+
+def decode_augment(record, rng):
+    ex = hr.io.parse_single_example(record, JPEG)
+    pixels = hr.image.decode_jpeg(ex["image"], channels=3)
+    pixels = hr.image.random_crop(pixels, CROP, rng=rng)
+    pixels = hr.image.random_flip_left_right(pixels, rng=rng)
+    return hr.image.convert_image_dtype(pixels, np.float32), ex["label"]
+
+
+def python_work(record):
+    # Pure Python, holds the GIL: a tokenizer-like pass over the bytes.
+    text = record.hex()
+    counts: dict[str, int] = {}
+    for i in range(0, 400, 2):
+        pair = text[i : i + 2]
+        counts[pair] = counts.get(pair, 0) + 1
+    return np.int64(len(counts)), np.int64(sum(counts.values()))
+
+
+SHAPES = {
+    # name: (writer, per-element fn, takes rng, batch size, shuffle)
+    "tabular": (write_tabular, parse_tabular, False, 256, True),
+    "jpeg": (write_jpegs, decode_augment, True, 128, False),
+    "python": (write_tabular, python_work, False, 256, False),
+}
+
+
+# --- the rows -----------------------------------------------------------------------------------------
+def plain_loop(paths: list[str], fn: Callable, seeded: bool, batch: int) -> Callable[[], int]:
+    records = [r for r in hr.TFRecordDataset(paths).as_numpy_iterator()]  # read once: the loop's ceiling
+
+    def run() -> int:
+        rng = np.random.default_rng(1)
+        out, n = [], 0
+        for record in records:
+            out.append(fn(record, rng) if seeded else fn(record))
+            if len(out) == batch:
+                n += len(np.stack([o[0] for o in out]))
+                out = []
+        return n + len(out)
+
+    return run
+
+
+def headrace_rows(paths: list[str], fn: Callable, seeded: bool, batch: int, shuffle: bool) -> dict:
+    def pipeline(**kwargs) -> Callable[[], int]:
+        def run() -> int:
+            ds = hr.TFRecordDataset(paths).map(fn, seed=1 if seeded else None, **kwargs)
+            if shuffle:
+                ds = ds.shuffle(1024, seed=1)
+            ds = ds.batch(batch).prefetch(hr.AUTOTUNE)
+            return sum(len(b[1]) for b in ds)
+
+        return run
+
+    return {
+        "headrace serial": pipeline(),
+        "headrace 2 threads": pipeline(num_parallel_calls=2, executor="thread"),
+        "headrace 2 processes": pipeline(num_parallel_calls=2, executor="process"),
+        "headrace AUTOTUNE": pipeline(num_parallel_calls=hr.AUTOTUNE),
+    }
+
+
+def tf_row(shape: str, paths: list[str], batch: int) -> Callable[[], int] | None:
+    if not have("tensorflow"):
+        return None
+    import tensorflow as tf  # noqa: PLC0415
+
+    if shape == "tabular":
+        spec = {"x": tf.io.FixedLenFeature([16], tf.float32), "y": tf.io.FixedLenFeature([], tf.int64)}
+
+        def fn(r):
+            ex = tf.io.parse_single_example(r, spec)
+            return ex["x"], ex["y"]
+
+    elif shape == "jpeg":
+        spec = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+        def fn(r):
+            ex = tf.io.parse_single_example(r, spec)
+            pixels = tf.io.decode_jpeg(ex["image"], channels=3)
+            pixels = tf.image.random_crop(pixels, CROP, seed=1)
+            pixels = tf.image.random_flip_left_right(pixels, seed=1)
+            return tf.image.convert_image_dtype(pixels, tf.float32), ex["label"]
+
+    else:
+
+        def fn(r):
+            out = tf.numpy_function(lambda b: python_work(bytes(b)), [r], (tf.int64, tf.int64))
+            return out[0], out[1]
+
+    def run() -> int:
+        ds = tf.data.TFRecordDataset(paths).map(fn, num_parallel_calls=tf.data.AUTOTUNE)
+        if shape == "tabular":
+            ds = ds.shuffle(1024, seed=1)
+        ds = ds.batch(batch).prefetch(tf.data.AUTOTUNE)
+        return sum(int(b[1].shape[0]) for b in ds)
+
+    return run
+
+
+class _Records:
+    """A torch IterableDataset over the records, split between DataLoader workers."""
+
+    def __init__(self, paths: list[str], fn: Callable, seeded: bool):
+        self.paths, self.fn, self.seeded = paths, fn, seeded
+
+    def __iter__(self):
+        import torch.utils.data as tud  # noqa: PLC0415
+
+        info = tud.get_worker_info()
+        paths = self.paths if info is None else self.paths[info.id :: info.num_workers]
+        rng = np.random.default_rng(0 if info is None else info.id)
+        for record in hr.TFRecordDataset(paths).as_numpy_iterator():
+            yield self.fn(record, rng) if self.seeded else self.fn(record)
+
+
+def torch_row(paths: list[str], fn: Callable, seeded: bool, batch: int) -> Callable[[], int] | None:
+    if not have("torch"):
+        return None
+    import torch.utils.data as tud  # noqa: PLC0415
+
+    records = _Records(paths, fn, seeded)
+    dataset = type("RecordsDataset", (tud.IterableDataset,), {"__iter__": lambda self: iter(records)})()
+
+    def collate(items):
+        return np.stack([i[0] for i in items]), np.array([i[1] for i in items])
+
+    def run() -> int:
+        loader = tud.DataLoader(dataset, batch_size=batch, num_workers=2, collate_fn=collate)
+        return sum(len(b[1]) for b in loader)
+
+    return run
+
+
+def hog() -> None:
+    while True:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer records")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--hog", action="store_true", help="a CPU-busy process beside")
+    parser.add_argument("--shapes", default="tabular,jpeg,python")
+    args = parser.parse_args(argv)
+    counts = {"tabular": 20_000, "jpeg": 2_000, "python": 10_000}
+    if args.quick:
+        counts = {k: v // 4 for k, v in counts.items()}
+    busy = None
+    if args.hog:
+        busy = multiprocessing.get_context("spawn").Process(target=hog, daemon=True)
+        busy.start()
+    print(f"per-element pipelines: {os.cpu_count()} CPUs, runs={args.runs}, hog={args.hog}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="headrace-per-element-") as folder:
+            for shape in args.shapes.split(","):
+                write, fn, seeded, batch, shuffle = SHAPES[shape]
+                paths = write(folder, counts[shape])
+                rows: dict[str, Callable[[], int] | None] = {"plain loop": plain_loop(paths, fn, seeded, batch)}
+                rows.update(headrace_rows(paths, fn, seeded, batch, shuffle))
+                if shape == "tabular":
+
+                    def batch_first(paths=paths) -> int:
+                        ds = hr.TFRecordDataset(paths).batch(256).map(parse_batch).prefetch(hr.AUTOTUNE)
+                        return sum(len(b[1]) for b in ds)
+
+                    rows["headrace batch-then-parse"] = batch_first
+                rows["tf.data AUTOTUNE"] = tf_row(shape, paths, batch)
+                rows["DataLoader(num_workers=2)"] = torch_row(paths, fn, seeded, batch)
+                live = {name: run for name, run in rows.items() if run is not None}
+                for run in live.values():  # warm-up: kernels, workers, caches
+                    run()
+                times: dict[str, list[float]] = {name: [] for name in live}
+                for _ in range(args.runs):  # interleaved, so load changes hit every row alike
+                    for name, run in live.items():
+                        start = time.perf_counter()
+                        n = run()
+                        times[name].append(time.perf_counter() - start)
+                rates = {name: n / statistics.median(ts) for name, ts in times.items()}
+                print(f"\n{shape} ({counts[shape]:,} records, batch {batch}), elements/s, median of {args.runs}")
+                for name in rows:
+                    if name not in rates:
+                        print(f"  {name:<28} skipped (not installed)")
+                        continue
+                    ratios = [f"{rates[name] / rates['plain loop']:5.2f}x loop"]
+                    ratios.append(f"{rates[name] / rates['headrace serial']:5.2f}x serial")
+                    if "tf.data AUTOTUNE" in rates:
+                        ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
+                    print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
+                fixed = [rates[k] for k in ("headrace serial", "headrace 2 threads", "headrace 2 processes")]
+                print(f"  AUTOTUNE / best fixed setting: {rates['headrace AUTOTUNE'] / max(fixed):.2f}")
+    finally:
+        if busy is not None:
+            busy.terminate()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
