@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 import headrace as hr
 from tests.helpers.checkpoint import check_checkpoints, check_fresh_process
+from tests.helpers.tf_fixtures import load_json
 
 ROWS = [[0], [1, 2, 3, 4], [5, 6, 7], [7, 8, 9, 10, 11], [13, 14, 15, 16, 19, 20], [21, 22]]
 
@@ -209,3 +210,24 @@ def test_matches_tensorflow_when_installed():
             )
         )
         assert lists(got) == [b.tolist() for b in expected.as_numpy_iterator()]
+
+
+@pytest.mark.parametrize(
+    "case", load_json("datasets.json")["bucket_by_sequence_length"], ids=lambda c: str(c["boundaries"])
+)
+def test_matches_recorded_tensorflow(case):
+    # the live test's cases with tf.data's batches, recorded by tools/record_tf_fixtures.py
+    got = (
+        hr.Dataset.from_tensor_slices(np.array(case["lengths"], dtype=np.int64))
+        .map(lambda n: np.arange(1, int(n) + 1))
+        .bucket_by_sequence_length(
+            lambda e: len(e),
+            case["boundaries"],
+            case["sizes"],
+            padded_shapes=[None],
+            padding_values=-1,
+            pad_to_bucket_boundary=case["pad_to_bucket_boundary"],
+            drop_remainder=case["drop_remainder"],
+        )
+    )
+    assert lists(got) == case["expected"]

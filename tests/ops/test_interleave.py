@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 import headrace as hr
 from headrace.ops.interleave import InterleaveIterator, default_cycle_length
 from tests.helpers.checkpoint import check_checkpoints, check_fresh_process
+from tests.helpers.tf_fixtures import load_json
 
 
 def values(ds) -> list[int]:
@@ -260,3 +261,17 @@ def test_order_matches_tensorflow_when_installed():
             block_length=block_length,
         )
         assert values(got) == [int(x) for x in expected.as_numpy_iterator()]
+
+
+@pytest.mark.parametrize(
+    "case", load_json("datasets.json")["interleave_orders"], ids=lambda c: str(c["sizes"])
+)
+def test_order_matches_recorded_tensorflow(case):
+    # the live test's cases with tf.data's orders, recorded by tools/record_tf_fixtures.py
+    sizes = case["sizes"]
+    got = hr.Dataset.range(len(sizes)).interleave(
+        lambda i: hr.Dataset.range(100 * i, 100 * i + sizes[int(i)]),
+        cycle_length=case["cycle_length"],
+        block_length=case["block_length"],
+    )
+    assert values(got) == case["expected"]

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 import headrace as hr
 from tests.helpers.checkpoint import check_checkpoints, check_fresh_process
 from tests.helpers.elements import assert_elements_equal
+from tests.helpers.tf_fixtures import load_json
 
 
 def lists(ds) -> list:
@@ -155,6 +156,15 @@ def test_matches_tensorflow_when_installed():
         expected = tf.data.Dataset.range(n).batch(size).rebatch(batch_size, drop_remainder=drop)
         got = hr.Dataset.range(n).batch(size).rebatch(batch_size, drop_remainder=drop)
         assert lists(got) == [b.tolist() for b in expected.as_numpy_iterator()]
+
+
+@pytest.mark.parametrize(
+    "case", load_json("datasets.json")["rebatch"], ids=lambda c: f"{c['n']}-{c['batch_size']}"
+)
+def test_matches_recorded_tensorflow(case):
+    # the live test's cases with tf.data's batches, recorded by tools/record_tf_fixtures.py
+    got = hr.Dataset.range(case["n"]).batch(case["size"])
+    assert lists(got.rebatch(case["batch_size"], drop_remainder=case["drop_remainder"])) == case["expected"]
 
 
 def test_every_input_batch_keeps_the_first_structure():

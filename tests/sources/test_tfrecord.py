@@ -18,6 +18,7 @@ from headrace.io import (
 from headrace.io.tfrecord import DATA_CRC_MISMATCH
 from tests.conftest import GOLDEN
 from tests.helpers.checkpoint import check_checkpoints, check_fresh_process
+from tests.helpers.tf_fixtures import load_json
 
 GOLDEN_DIR = os.path.normpath(GOLDEN)
 
@@ -350,3 +351,19 @@ def test_order_and_records_equal_tf_data(files, golden_dir):
     for name, compression in (("examples_gzip.tfrecord", "GZIP"), ("raw.tfrecord", "")):
         expected = [r.numpy() for r in tf.data.TFRecordDataset(golden(name), compression)]
         assert as_bytes(hr.TFRecordDataset(golden(name), compression)) == expected
+
+
+def test_order_and_records_equal_recorded_tf_data(files, golden_dir):
+    # tf.data's reads of the same four files and of the golden files (tools/record_tf_fixtures.py)
+    import hashlib
+
+    recorded = load_json("datasets.json")
+    assert recorded["tfrecord_reads"]["counts"] == [5, 1, 0, 3]  # what the `files` fixture writes
+    for cycle, expected in recorded["tfrecord_reads"]["orders"].items():
+        cycle_length = None if cycle == "None" else int(cycle)
+        assert [
+            r.hex() for r in as_bytes(hr.TFRecordDataset(files, num_parallel_reads=cycle_length))
+        ] == expected
+    for name, reads in recorded["golden_reads"].items():
+        ours = as_bytes(hr.TFRecordDataset(golden(name), reads["compression"]))
+        assert [hashlib.sha256(r).hexdigest() for r in ours] == reads["sha256"], name
