@@ -119,6 +119,10 @@ class Launcher:
             os.close(lifeline_read)
         self.closed = False
 
+    def alive(self) -> bool:
+        """False once the launcher process has exited (killed with its process group, say)."""
+        return not self.closed and self.process.poll() is None
+
     def start_worker(self, worker_end: socket.socket) -> int:
         """Fork a worker serving ``worker_end``; its pid."""
         with self.lock:
@@ -209,7 +213,11 @@ def _serve(control: socket.socket, lifeline: int, parent: int) -> None:
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # Ctrl-C and a scheduler's SIGTERM to the process group are the parent's to handle: the launcher
+    # and its workers (which inherit this) leave when the parent does (the lifeline, then
+    # PR_SET_PDEATHSIG), so a script that catches SIGTERM to save a checkpoint keeps its workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ, "control")
     selector.register(lifeline, selectors.EVENT_READ, "lifeline")

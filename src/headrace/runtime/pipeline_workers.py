@@ -96,7 +96,9 @@ class _Workers:
             if prefix:
                 cleanup(prefix)
             return
-        keep = [not self.failed and _drain(w, s) for w, s in zip(self.processes, self.shares)]
+        keep = [
+            not self.failed and not w.mid_frame and _drain(w, s) for w, s in zip(self.processes, self.shares)
+        ]
         get_pool().release(self.processes, keep, then=lambda: cleanup(prefix))
 
 
@@ -108,7 +110,7 @@ def _drain(worker: WorkerProcess, share: _Share) -> bool:
             left = (deadline - perf_ns()) / 1e9
             if left <= 0 or not worker.conn.poll(left):
                 return False
-            _discard(load(worker.conn.recv_bytes()))
+            _discard(load(worker.recv()))
             share.in_flight -= 1
     except (EOFError, OSError):
         return False
@@ -176,7 +178,7 @@ class ParallelizeIterator(NodeIterator):
 
     def _send(self, index: int, message: tuple, expect_reply: bool = True) -> None:
         try:
-            self._workers.processes[index].conn.send_bytes(dump(message, None))
+            self._workers.processes[index].send(dump(message, None))
         except OSError:
             self._died(index)
         if expect_reply:
@@ -201,7 +203,7 @@ class ParallelizeIterator(NodeIterator):
     def _receive(self, index: int) -> None:
         worker = self._workers.processes[index]
         try:
-            reply = load(worker.conn.recv_bytes())
+            reply = load(worker.recv())
         except (EOFError, OSError):
             self._died(index)
         share = self.shares[index]
@@ -255,7 +257,7 @@ class ParallelizeIterator(NodeIterator):
     def _receive_stale(self, index: int) -> None:
         worker = self._workers.processes[index]
         try:
-            reply = load(worker.conn.recv_bytes())
+            reply = load(worker.recv())
         except (EOFError, OSError):
             self._died(index)
         self.shares[index].in_flight -= 1
@@ -324,7 +326,7 @@ class ParallelizeIterator(NodeIterator):
         self._send(index, message)
         worker = self._workers.processes[index]
         try:
-            reply = load(worker.conn.recv_bytes())
+            reply = load(worker.recv())
         except (EOFError, OSError):
             self._died(index)
         share.in_flight -= 1

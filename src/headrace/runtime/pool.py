@@ -27,11 +27,28 @@ IDLE_SECONDS = float(os.environ.get("HEADRACE_POOL_IDLE_SECONDS", "1.0"))
 
 
 class WorkerProcess:
-    """One worker: its pid and the parent's end of its socket."""
+    """One worker: its pid and the parent's end of its socket.
+
+    Messages are framed (a length, then the body). Every send and receive goes through :meth:`send`
+    and :meth:`recv`, which know when a frame was cut short: an interrupt (Ctrl-C) or an error inside
+    one leaves ``mid_frame`` set, and such a worker is never reused (:meth:`Pool.release` kills it), so
+    a later pipeline can never read the rest of that frame as its own message."""
 
     def __init__(self, pid: int, conn: Connection):
         self.pid, self.conn = pid, conn
         self.idle_since = 0.0
+        self.mid_frame = False
+
+    def send(self, data: bytes) -> None:
+        self.mid_frame = True
+        self.conn.send_bytes(data)
+        self.mid_frame = False
+
+    def recv(self) -> bytes:
+        self.mid_frame = True
+        data = self.conn.recv_bytes()
+        self.mid_frame = False
+        return data
 
     def __repr__(self) -> str:
         return f"<worker process {self.pid}>"
@@ -53,6 +70,15 @@ class Pool:
             if self.closed:
                 self.closed = False  # a pipeline run from an atexit handler after ours
             taken: list[WorkerProcess] = []
+            if self.launcher is not None and not self.launcher.alive():
+                # It died (SIGKILL, or a SIGTERM before it ignored them): its workers die with it
+                # (PR_SET_PDEATHSIG), maybe not yet, so none is reused; a new launcher starts below,
+                # never leaving every later process pipeline failing with "could not reach it".
+                dead, self.launcher = self.launcher, None
+                for worker in self.idle:
+                    self._kill(worker)
+                self.idle = []
+                dead.shutdown()
             while self.idle and len(taken) < count:
                 worker = self.idle.pop()  # the most recently used first: warm caches
                 if worker.conn.poll():  # EOF: it died while idle
@@ -92,9 +118,10 @@ class Pool:
         killed = []
         now = time.monotonic()
         for worker, keep in zip(workers, reusable):
+            keep = keep and not worker.mid_frame  # its stream's state is unknown: never reused
             if keep and not self.closed:
                 try:
-                    worker.conn.send_bytes(dump(("end",), None))
+                    worker.send(dump(("end",), None))
                 except OSError:
                     keep = False
             if keep and not self.closed:

@@ -159,7 +159,7 @@ class ProcessExecutor:
         for index, worker in enumerate(self.processes):
             job = ("map", self.payload, path, f"{self.prefix}w{index}-")
             try:
-                worker.conn.send_bytes(dump(job, None))
+                worker.send(dump(job, None))
             except OSError:
                 self._check_dead(index)
                 raise
@@ -192,14 +192,18 @@ class ProcessExecutor:
         # Workers whose chunks come back soon (a chunk is a few milliseconds) go back to the pool;
         # the others are inside a long user call whose result nobody wants: they are killed, and
         # the files are removed once they are reaped.
-        keep = [not self.failed and self._drain(index) for index in range(len(self.processes))]
+        keep = [
+            not self.failed and not worker.mid_frame and self._drain(index)
+            for index, worker in enumerate(self.processes)
+        ]
         prefix = self.prefix
         get_pool().release(self.processes, keep, then=lambda: cleanup(prefix))
 
     def _drain(self, index: int) -> bool:
         """Read the answers still owed by worker ``index`` for up to DRAIN_SECONDS (dropping
         them); True when it owes nothing any more."""
-        conn = self.processes[index].conn
+        worker = self.processes[index]
+        conn = worker.conn
         deadline = time.monotonic() + DRAIN_SECONDS
         try:
             while self.outstanding[index]:
@@ -207,7 +211,7 @@ class ProcessExecutor:
                 with self._reading:
                     if left <= 0 or not conn.poll(left):
                         return False
-                    message = conn.recv_bytes()
+                    message = worker.recv()
                 kind, body = load(message)[:2]
                 if kind != "done":
                     return False
@@ -238,7 +242,7 @@ class ProcessExecutor:
                 if message is None:
                     continue
                 try:
-                    self.processes[index].conn.send_bytes(message)
+                    self.processes[index].send(message)
                 except OSError:
                     self.outstanding[index].update(task for task, _, _ in chunk)
                     self._check_dead(index)
@@ -289,14 +293,14 @@ class ProcessExecutor:
         raise WorkerDied(worker.pid, get_pool().exit_code(worker.pid, 1.0), sorted(self.outstanding[index]))
 
     def _receive(self, index: int, results: list) -> None:
-        conn = self.processes[index].conn
-        pid = self.processes[index].pid
+        worker = self.processes[index]
+        conn, pid = worker.conn, worker.pid
         while True:
             with self._reading:
                 if self.closed or not conn.poll():
                     return
                 try:
-                    message = conn.recv_bytes()
+                    message = worker.recv()
                 except (EOFError, OSError):
                     message = None
             if message is None:

@@ -81,6 +81,7 @@ def encode_result(value: Any, writer: SegmentWriter) -> tuple[bool, bytes]:
 def serve(sock: Any) -> None:
     """Serve jobs on ``sock`` until it closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group; the parent stops us
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # so does a scheduler's SIGTERM: we leave with the parent
     faulthandler.enable()  # a crash in native code prints this worker's Python stack to stderr
     conn = Connection(sock.detach())
     from . import pool  # noqa: PLC0415
