@@ -39,8 +39,8 @@ def to_array(leaf: Any) -> np.ndarray:
     >>> to_array(1.5).dtype, to_array([1, 2]).dtype, to_array(b"a").dtype
     (dtype('float32'), dtype('int64'), dtype('O'))
     """
-    if isinstance(leaf, np.ndarray) and leaf.dtype.kind != "U":
-        return leaf
+    if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "US":
+        return leaf  # numpy bytes (S) arrays become object arrays of bytes below, as tf.string
     if isinstance(leaf, np.generic) and not isinstance(leaf, np.str_):
         return np.asarray(leaf)
     if isinstance(leaf, (bytes, str)):
