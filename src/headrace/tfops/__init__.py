@@ -47,7 +47,7 @@ from .sparse import SparseTensor
 from .tensor_array import TensorArray
 
 _MATH = (
-    "abs add add_n argmax argmin cast clip_by_value cos cumprod cumsum divide equal exp floor floordiv greater "
+    "abs add add_n argmax argmin cast clip_by_value cos cumsum divide equal exp floor greater "
     "greater_equal less less_equal logical_and logical_not logical_or matmul maximum minimum multiply negative "
     "not_equal pow realdiv reduce_all reduce_any reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod "
     "reduce_sum round saturate_cast sigmoid sign sin sqrt square subtract tan tanh truediv truncatediv "

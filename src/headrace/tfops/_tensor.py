@@ -187,10 +187,14 @@ def _short(value: Any) -> str:
     return text if len(text) < 80 else text[:77] + "..."
 
 
-def match(op: str, values: list, allowed: tuple | None = None, start: int = 0) -> list[np.ndarray]:
+def match(
+    op: str, values: list, allowed: tuple | None = None, start: int = 0, first_decides: bool = False
+) -> list[np.ndarray]:
     """The inputs of an op that takes one dtype ``T``: the first tensor's dtype (or the first value's),
     Python values converted into it, a tensor of another dtype refused, as TensorFlow's eager ops do."""
-    dtype = next((as_tensor(v).dtype for v in values if is_tensor(v)), None)
+    # The first tensor's dtype is T and Python values are converted into it; tf.add alone converts in
+    # order (``first_decides``): a Python value before any tensor fixes T by itself.
+    dtype = None if first_decides else next((as_tensor(v).dtype for v in values if is_tensor(v)), None)
     out = []
     for index, value in enumerate(values):
         if is_tensor(value):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -54,9 +55,11 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     if dtype is not None:
         dtype = dtype_arg(dtype)
         if is_tensor(value):
-            from .math import cast_array  # noqa: PLC0415
-
-            array = cast_array(as_tensor(value), dtype)
+            array = as_tensor(value)
+            if array.dtype != dtype:  # tf.constant(tensor, dtype) does not cast
+                raise DTypeError(
+                    f"Expected tensor with dtype {tf_name(dtype)}, but got dtype {tf_name(array.dtype)}."
+                )
         else:
             array = python_as(value, dtype)
     else:
@@ -306,7 +309,13 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Any:
 
 
 def stack(values: Any, axis: int = 0, name: str = "stack") -> Any:
-    arrays = match("Pack", list(values), ALL)
+    values = list(values)
+    if values and not any(is_tensor(v) for v in values):  # Python values: converted together, as tf
+        packed = infer(values)
+        if not -packed.ndim <= axis < packed.ndim:
+            raise ValueError(f"Argument `axis` = {axis} not in range [{-packed.ndim}, {packed.ndim})")
+        return np.moveaxis(packed, 0, axis)
+    arrays = match("Pack", values, ALL)
     if not arrays:
         raise ValueError("stack: values must hold at least one tensor")
     for index, array in enumerate(arrays[1:], start=1):
@@ -392,7 +401,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
             raise InvalidArgumentError("Pad: constant_values must be a scalar")
         if array.dtype == STRING:
             result = np.full([n + lo + hi for n, (lo, hi) in zip(array.shape, pairs)], fill_value[()], dtype=object)
-            result[tuple(slice(lo, lo + n) for n, (lo, _) in zip(array.shape, pairs))] = array
+            result[tuple(builtins.slice(lo, lo + n) for n, (lo, _) in zip(array.shape, pairs))] = array
             return out(result)
         return out(np.pad(array, pairs, mode="constant", constant_values=fill_value[()]))
     if kind not in ("REFLECT", "SYMMETRIC"):

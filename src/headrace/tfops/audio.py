@@ -66,7 +66,7 @@ def decode_wav(contents: Any, desired_channels: int = -1, desired_samples: int =
 
 
 def encode_wav(audio: Any, sample_rate: Any, name: str | None = None) -> bytes:
-    """16-bit PCM WAV bytes of float samples [samples, channels] (clipped to [-1, 1])."""
+    """16-bit PCM WAV bytes of float samples [samples, channels] (times 32768, clamped to int16)."""
     array = np.asarray(audio)
     if array.dtype != np.float32:
         raise DTypeError(f"EncodeWav: audio must be float32, got {tf_name(array.dtype)}")
@@ -74,7 +74,7 @@ def encode_wav(audio: Any, sample_rate: Any, name: str | None = None) -> bytes:
         raise InvalidArgumentError(f"EncodeWav: audio must be 2-dimensional, got shape {list(array.shape)}")
     rate = int(np.asarray(sample_rate))
     samples, channels = array.shape
-    pcm = np.round(np.clip(array.astype(np.float64), -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+    pcm = np.clip(np.round(array.astype(np.float64) * 32768.0), -32768, 32767).astype("<i2").tobytes()
     header = b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE"
     fmt = b"fmt " + struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * channels * 2, channels * 2, 16)
     return header + fmt + b"data" + struct.pack("<I", len(pcm)) + pcm

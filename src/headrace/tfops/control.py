@@ -40,7 +40,11 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
         raise TypeError("true_fn must be callable.")
     if not callable(false_fn):
         raise TypeError("false_fn must be callable.")
-    return true_fn() if _predicate(pred, "cond") else false_fn()
+    # eager tf.cond takes any value with one element as its truth (an int, a [1] bool tensor ...)
+    value = pred if isinstance(pred, (bool, np.bool_)) else np.asarray(pred)
+    if not isinstance(value, (bool, np.bool_)) and value.size != 1:
+        raise InvalidArgumentError(f"cond: pred must hold one value, got shape {list(value.shape)}")
+    return true_fn() if bool(value) else false_fn()
 
 
 def case(pred_fn_pairs: Any, default: Callable | None = None, exclusive: bool = False, strict: bool = False, name: str = "case") -> Any:

@@ -32,6 +32,8 @@ from ._tensor import (
     tf_name,
 )
 
+INDEX = (np.dtype(np.int32), np.dtype(np.int64))
+
 # ---- elementwise binary ops ------------------------------------------------------------------------
 
 
@@ -54,7 +56,7 @@ def _binary(op: str, allowed: tuple, fn: Callable, x: Any, y: Any, keep_dtype: b
 
 def add(x: Any, y: Any, name: str | None = None) -> Any:
     """tf.add (also strings: concatenation)."""
-    a, b = match("AddV2", [x, y], NUMBERS + (STRING,))
+    a, b = match("AddV2", [x, y], NUMBERS + (STRING,), first_decides=True)
     _broadcast("AddV2", a, b)
     if a.dtype == STRING:
         return out(np.frompyfunc(lambda s, t: s + t, 2, 1)(a, b).astype(object))
@@ -77,7 +79,11 @@ def _check_int_divisor(op: str, b: np.ndarray) -> None:
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Any:
     """x / y; integers become floats first (int8/16, uint8/16 to float32, wider ints to float64)."""
-    a, b = match("truediv", [x, y], NUMBERS)
+    return _truediv(x, y, first_decides=True)
+
+
+def _truediv(x: Any, y: Any, first_decides: bool) -> Any:
+    a, b = match("truediv", [x, y], NUMBERS, first_decides=first_decides)
     _broadcast("RealDiv", a, b)
     if a.dtype.kind in "iu":
         target = np.float32 if a.dtype.itemsize <= 2 else np.float64
@@ -87,15 +93,13 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Any:
 
 
 def divide(x: Any, y: Any, name: str | None = None) -> Any:
-    return truediv(x, y)
+    """x / y (as ``truediv``, but a Python ``x`` takes a tensor ``y``'s dtype, as in TensorFlow)."""
+    return _truediv(x, y, first_decides=False)
 
 
 def realdiv(x: Any, y: Any, name: str | None = None) -> Any:
-    a, b = match("RealDiv", [x, y], NUMBERS)
+    a, b = match("RealDiv", [x, y], FLOATS + COMPLEX)
     _broadcast("RealDiv", a, b)
-    if a.dtype.kind in "iu":
-        _check_int_divisor("RealDiv", b)
-        return out(_truncdiv(a, b))
     with np.errstate(all="ignore"):
         return out(np.asarray(a / b, dtype=a.dtype))
 
@@ -143,7 +147,7 @@ def truncatediv(x: Any, y: Any, name: str | None = None) -> Any:
 
 
 def truncatemod(x: Any, y: Any, name: str | None = None) -> Any:
-    a, b = match("TruncateMod", [x, y], REAL)
+    a, b = match("TruncateMod", [x, y], INDEX + FLOATS[1:])
     _broadcast("TruncateMod", a, b)
     _check_int_divisor("TruncateMod", b)
     with np.errstate(all="ignore"):
@@ -151,7 +155,7 @@ def truncatemod(x: Any, y: Any, name: str | None = None) -> Any:
 
 
 def pow(x: Any, y: Any, name: str | None = None) -> Any:  # noqa: A001 (tf.pow)
-    a, b = match("Pow", [x, y], FLOATS + (np.dtype(np.int32), np.dtype(np.int64)) + COMPLEX)
+    a, b = match("Pow", [x, y], FLOATS + SIGNED + COMPLEX)
     _broadcast("Pow", a, b)
     if a.dtype.kind in "iu" and (b < 0).any():
         raise InvalidArgumentError("Pow: Integers to negative integer powers are not allowed")
@@ -168,7 +172,7 @@ def minimum(x: Any, y: Any, name: str | None = None) -> Any:
 
 
 def squared_difference(x: Any, y: Any, name: str | None = None) -> Any:
-    return _binary("SquaredDifference", NUMBERS, lambda a, b: (a - b) * np.conj(a - b), x, y)
+    return _binary("SquaredDifference", FLOATS + INDEX + COMPLEX, lambda a, b: (a - b) * np.conj(a - b), x, y)
 
 
 def atan2(y: Any, x: Any, name: str | None = None) -> Any:
@@ -326,7 +330,7 @@ def ceil(x: Any, name: str | None = None) -> Any:
 
 def rint(x: Any, name: str | None = None) -> Any:
     """Round half to even, floats only."""
-    return _unary("Rint", FLOATS, np.rint, x)
+    return _unary("Rint", FLOATS[1:], np.rint, x)
 
 
 def round(x: Any, name: str | None = None) -> Any:  # noqa: A001 (tf.round)
@@ -414,7 +418,7 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | 
             raise InvalidArgumentError(
                 f"clip_by_value: Incompatible shapes: {list(a.shape)} vs. {list(bound.shape)}"
             )
-    return out(np.asarray(np.minimum(np.maximum(a, lo), hi), dtype=a.dtype))
+    return out(np.asarray(np.maximum(np.minimum(a, hi), lo), dtype=a.dtype))  # tf's order: lo wins
 
 
 def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Any:

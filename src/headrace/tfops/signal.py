@@ -28,7 +28,7 @@ def hamming_window(window_length: Any, periodic: bool = True, dtype: Any = np.fl
 def _raised_cosine(n: int, periodic: bool, dtype: np.dtype, a: float, b: float) -> np.ndarray:
     if n == 1:
         return np.ones(1, dtype)
-    denominator = n if periodic else n - 1
+    denominator = n - 1 + (1 if periodic and n % 2 == 0 else 0)  # tf: periodic only changes even lengths
     count = np.arange(n, dtype=np.float64)
     return (a - b * np.cos(2 * np.pi * count / denominator)).astype(dtype)
 

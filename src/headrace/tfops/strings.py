@@ -101,6 +101,14 @@ def strip(input: Any, name: str | None = None) -> Any:  # noqa: A002
     return out(_apply(lambda s: s.strip(b" \t\n\r\x0b\x0c"), _strings(input)))
 
 
+def _per_string(fn: Callable, array: np.ndarray) -> np.ndarray:
+    """``fn`` of each string, as an object array of its results (lists) with the input's shape."""
+    result = np.empty(array.shape, dtype=object)
+    for index, item in np.ndenumerate(array):
+        result[index] = fn(item)
+    return result
+
+
 def _ragged_or_list(pieces: np.ndarray, dtype: Any = object) -> Any:
     """One list per string: a 1-D array for a scalar input, ``hr.io.Ragged`` rows for a vector."""
     from ..io.ragged import Ragged  # noqa: PLC0415 (io imports this package)
@@ -125,14 +133,12 @@ def split(input: Any, sep: Any = None, maxsplit: int = -1, name: str | None = No
         separator = sep.encode() if isinstance(sep, str) else bytes(sep)
         if not separator:
             raise InvalidArgumentError("StringSplitV2: sep must not be empty")
-        fn = (lambda s: s.split(separator) if s else []) if limit is None else (lambda s: s.split(separator, limit) if s else [])
-    pieces = np.frompyfunc(fn, 1, 1)(array)
-    return _ragged_or_list(np.asarray(pieces, dtype=object))
+        fn = (lambda s: s.split(separator)) if limit is None else (lambda s: s.split(separator, limit))
+    return _ragged_or_list(_per_string(fn, array))
 
 
 def bytes_split(input: Any, name: str | None = None) -> Any:  # noqa: A002
-    pieces = np.frompyfunc(lambda s: [bytes([b]) for b in s], 1, 1)(_strings(input))
-    return _ragged_or_list(np.asarray(pieces, dtype=object))
+    return _ragged_or_list(_per_string(lambda s: [bytes([b]) for b in s], _strings(input)))
 
 
 def _decode(s: bytes, encoding: str, errors: str, replacement_char: int) -> list[str]:
@@ -156,13 +162,11 @@ def unicode_split(input: Any, input_encoding: str, errors: str = "replace", repl
     """The characters of each string, each encoded back as ``input_encoding`` bytes."""
     array = _strings(input)
     codec = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}.get(input_encoding.lower().replace("-", ""), "utf-8")
-    pieces = np.frompyfunc(lambda s: [c.encode(codec) for c in _decode(s, input_encoding, errors, replacement_char)], 1, 1)(array)
-    return _ragged_or_list(np.asarray(pieces, dtype=object))
+    return _ragged_or_list(_per_string(lambda s: [c.encode(codec) for c in _decode(s, input_encoding, errors, replacement_char)], array))
 
 
 def unicode_decode(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533, replace_control_characters: bool = False, name: str | None = None) -> Any:  # noqa: A002
-    pieces = np.frompyfunc(lambda s: [ord(c) for c in _decode(s, input_encoding, errors, replacement_char)], 1, 1)(_strings(input))
-    return _ragged_or_list(np.asarray(pieces, dtype=object), np.int32)
+    return _ragged_or_list(_per_string(lambda s: [ord(c) for c in _decode(s, input_encoding, errors, replacement_char)], _strings(input)), np.int32)
 
 
 def unicode_encode(input: Any, output_encoding: str, errors: str = "replace", replacement_char: int = 65533, name: str | None = None) -> Any:  # noqa: A002
@@ -260,7 +264,7 @@ def as_string(input: Any, precision: int = -1, scientific: bool = False, shortes
     """Numbers as text, printf-style as TensorFlow formats them (%f with 6 digits for floats)."""
     array = as_tensor(input) if is_tensor(input) else infer(input)
     if array.dtype == STRING:
-        raise DTypeError("AsString: input must not be a string tensor")
+        return out(array)
     flags = ("0" if fill == "0" else "") + ("" if width < 0 else str(width))
     if array.dtype.kind == "f":
         spec = "%" + flags + ("" if precision < 0 else f".{precision}") + ("g" if shortest else "e" if scientific else "f")
