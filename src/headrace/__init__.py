@@ -63,6 +63,7 @@ def __dir__() -> list[str]:
 
     return sorted({*globals(), *EXPORTS})
 
+
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",

@@ -30,7 +30,14 @@ ERRORS = {
 #: cases where headrace differs on purpose (docs/porting.md), by op and arguments as recorded
 KNOWN: dict[str, str] = {
     json.dumps(
-        ["cast", [{"t": [-1.7, 2.5, -0.5, 1e20, -1e20, math.nan, 255.9, 300.0, math.inf], "d": "float32"}, "uint32"], {}],
+        [
+            "cast",
+            [
+                {"t": [-1.7, 2.5, -0.5, 1e20, -1e20, math.nan, 255.9, 300.0, math.inf], "d": "float32"},
+                "uint32",
+            ],
+            {},
+        ],
         separators=(",", ":"),
     ): "float32 NaN and out-of-range values cast to uint32: TF's CPU conversion gives 2**31 (and 0 for inf), "
     "headrace 0 (undefined in C++)",
@@ -71,7 +78,11 @@ def resolve(name: str):
 
 
 def call(case):
-    op, args, kwargs = case["op"], [from_json(a) for a in case["args"]], {k: from_json(v) for k, v in case["kwargs"].items()}
+    op, args, kwargs = (
+        case["op"],
+        [from_json(a) for a in case["args"]],
+        {k: from_json(v) for k, v in case["kwargs"].items()},
+    )
     if op == "cond":
         return hr.cond(args[0], lambda: np.int32(1), lambda: np.int32(2))
     return resolve(op)(*args, **kwargs)
@@ -126,7 +137,9 @@ def check_equal(expected, actual, where: str) -> None:
         actual = np.array(actual, dtype=object)
     array = np.asarray(actual)
     if dtype == "string":
-        assert array.dtype == object and all(isinstance(x, bytes) for x in array.reshape(-1)), f"{where}: not bytes: {actual!r}"
+        assert array.dtype == object and all(isinstance(x, bytes) for x in array.reshape(-1)), (
+            f"{where}: not bytes: {actual!r}"
+        )
     else:
         assert array.dtype == np.dtype(dtype), f"{where}: dtype {array.dtype}, TF gave {dtype}"
     assert list(array.shape) == expected["s"], f"{where}: shape {list(array.shape)}, TF gave {expected['s']}"
@@ -141,7 +154,13 @@ def check_equal(expected, actual, where: str) -> None:
         assert array.reshape(-1).tolist() == want, f"{where}: {array.reshape(-1).tolist()} != {want}"
     elif dtype.startswith("float") or dtype.startswith("bfloat"):
         rtol = 2e-3 if dtype == "float16" else 2e-5
-        np.testing.assert_allclose(array.reshape(-1).astype(np.float64), np.array(want, dtype=np.float64), rtol=rtol, atol=1e-6, err_msg=where)
+        np.testing.assert_allclose(
+            array.reshape(-1).astype(np.float64),
+            np.array(want, dtype=np.float64),
+            rtol=rtol,
+            atol=1e-6,
+            err_msg=where,
+        )
     else:
         assert array.reshape(-1).tolist() == want, f"{where}: {array.reshape(-1).tolist()} != {want}"
 
@@ -171,10 +190,47 @@ def test_op_matches_tensorflow(case):
 
 def test_the_fixtures_cover_the_common_ops():
     ops = {case["op"] for case in CASES}
-    for name in ["cast", "shape", "random.uniform", "clip_by_value", "concat", "one_hot", "range", "constant", "squeeze",
-                 "equal", "strings.lower", "stack", "less", "maximum", "tile", "random.shuffle", "math.rint", "unstack",
-                 "reshape", "random.gamma", "sqrt", "pad", "zeros", "size", "reduce_sum", "not_equal", "logical_and",
-                 "less_equal", "cumsum", "roll", "rank", "strings.join", "audio.decode_wav", "signal.stft", "abs",
-                 "pow", "reduce_mean", "math.reduce_std", "strings.unicode_split", "strings.regex_replace"]:
+    for name in [
+        "cast",
+        "shape",
+        "random.uniform",
+        "clip_by_value",
+        "concat",
+        "one_hot",
+        "range",
+        "constant",
+        "squeeze",
+        "equal",
+        "strings.lower",
+        "stack",
+        "less",
+        "maximum",
+        "tile",
+        "random.shuffle",
+        "math.rint",
+        "unstack",
+        "reshape",
+        "random.gamma",
+        "sqrt",
+        "pad",
+        "zeros",
+        "size",
+        "reduce_sum",
+        "not_equal",
+        "logical_and",
+        "less_equal",
+        "cumsum",
+        "roll",
+        "rank",
+        "strings.join",
+        "audio.decode_wav",
+        "signal.stft",
+        "abs",
+        "pow",
+        "reduce_mean",
+        "math.reduce_std",
+        "strings.unicode_split",
+        "strings.regex_replace",
+    ]:
         assert name in ops, name
     assert len(CASES) > 1000

@@ -120,7 +120,9 @@ class TFRecordWriter:
                     f"TFRecordWriter: pass compression_type={compression_type!r} or options={options!r}, not both"
                 )
             compression_type = options
-        self.compression = normalize_compression(compression_type, "options" if options is not None else "compression_type")
+        self.compression = normalize_compression(
+            compression_type, "options" if options is not None else "compression_type"
+        )
         check(isinstance(index, bool), "index", index, "True or False")
         self.closed = True  # until the file is open, so close() after a failed open does nothing
         try:

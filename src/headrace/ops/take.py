@@ -13,7 +13,9 @@ class TakeNode(Node):
 
     def __init__(self, parent: Node, count: int, name: str | None = None):
         count = integer(count)
-        check(isinstance(count, int) and not isinstance(count, bool), "count", count, "an int (negative: all)")
+        check(
+            isinstance(count, int) and not isinstance(count, bool), "count", count, "an int (negative: all)"
+        )
         super().__init__(parent)
         self.count = max(count, -1)  # tf.data reads any negative count as -1
         self.name = name

@@ -79,7 +79,9 @@ def infer(value: Any) -> np.ndarray:
     if is_tensor(value):
         return as_tensor(value)
     if value is None:
-        raise ValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a Tensor.")
+        raise ValueError(
+            "Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a Tensor."
+        )
     if isinstance(value, TensorShape):
         if not value.is_fully_defined():
             raise ValueError(f"Cannot convert a partially known TensorShape {value} to a Tensor.")

@@ -90,7 +90,9 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
 
 
 def identity(input: Any, name: str | None = None) -> Any:  # noqa: A002
-    return input if not isinstance(input, (list, tuple, int, float, bool, str, bytes)) else out(_tensor(input))
+    return (
+        input if not isinstance(input, (list, tuple, int, float, bool, str, bytes)) else out(_tensor(input))
+    )
 
 
 def _dims(shape: Any, op: str) -> list[int]:
@@ -144,7 +146,9 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
         order = [np.dtype(t) for t in (np.int32, np.int64, np.float16, np.float32, np.float64)]
         for a in inferred:
             if a.dtype not in order:
-                raise DTypeError(f"Range: Value for attr 'Tidx' of {tf_name(a.dtype)} is not in the list of allowed values")
+                raise DTypeError(
+                    f"Range: Value for attr 'Tidx' of {tf_name(a.dtype)} is not in the list of allowed values"
+                )
         target = max((a.dtype for a in inferred), key=order.index)
         arrays = [a.astype(target) for a in inferred]
     s, lim, d = (a.reshape(-1)[0] if a.size == 1 and a.ndim <= 1 else _scalar_error(a) for a in arrays)
@@ -166,11 +170,19 @@ def _scalar_error(a: np.ndarray) -> Any:
 
 
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Any:
-    a, b = match("LinSpace", [start, stop], (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)))
+    a, b = match(
+        "LinSpace", [start, stop], (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+    )
     return out(np.linspace(a, b, int(num), axis=axis).astype(a.dtype))
 
 
-def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, dtype: Any = np.float32, name: str | None = None) -> Any:
+def eye(
+    num_rows: int,
+    num_columns: int | None = None,
+    batch_shape: Any = None,
+    dtype: Any = np.float32,
+    name: str | None = None,
+) -> Any:
     matrix = np.eye(int(num_rows), None if num_columns is None else int(num_columns), dtype=dtype_arg(dtype))
     if batch_shape is not None:
         matrix = np.broadcast_to(matrix, [*int_list(batch_shape, "batch_shape"), *matrix.shape]).copy()
@@ -258,9 +270,7 @@ def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str = "tr
     if perm is not None:
         order = int_list(perm, "perm")
         if sorted(order) != list(np.arange(array.ndim)):
-            raise InvalidArgumentError(
-                f"Transpose: {order} is not a permutation of 0..{array.ndim - 1}"
-            )
+            raise InvalidArgumentError(f"Transpose: {order} is not a permutation of 0..{array.ndim - 1}")
         result = np.transpose(array, order)
     else:
         result = np.transpose(array)
@@ -294,7 +304,9 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Any:
         raise InvalidArgumentError("ConcatOp : Can't concatenate scalars (use tf.stack instead)")
     a = _int_scalar(axis, "ConcatV2", "axis")
     if not -rank0 <= a < rank0:
-        raise InvalidArgumentError(f"ConcatOp : Expected concatenating dimensions in the range [{-rank0}, {rank0}), but got {a}")
+        raise InvalidArgumentError(
+            f"ConcatOp : Expected concatenating dimensions in the range [{-rank0}, {rank0}), but got {a}"
+        )
     a %= rank0
     for index, array in enumerate(arrays[1:], start=1):
         same = array.ndim == rank0 and all(
@@ -337,11 +349,15 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unst
     if not -array.ndim <= axis < array.ndim:
         raise ValueError(f"Argument `axis` = {axis} not in range [{-array.ndim}, {array.ndim})")
     if num is not None and num != array.shape[axis]:
-        raise InvalidArgumentError(f"Unpack: Input shape axis {axis} must equal {num}, got shape {list(array.shape)}")
+        raise InvalidArgumentError(
+            f"Unpack: Input shape axis {axis} must equal {num}, got shape {list(array.shape)}"
+        )
     return [out(part) for part in np.moveaxis(array, axis, 0)]
 
 
-def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None, name: str = "split") -> list:
+def split(
+    value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None, name: str = "split"
+) -> list:
     array = _tensor(value)
     a = _int_scalar(axis, "Split", "axis")
     if not -array.ndim <= a < array.ndim:
@@ -380,7 +396,9 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Any:  # noqa: A
     return out(np.tile(array, counts) if counts else array.copy())
 
 
-def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0, name: str | None = None) -> Any:
+def pad(
+    tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0, name: str | None = None
+) -> Any:
     """tf.pad: CONSTANT, REFLECT or SYMMETRIC (any case); ``paddings`` is [rank, 2]."""
     array = _tensor(tensor)
     widths = np.asarray(paddings)
@@ -400,12 +418,16 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
         if fill_value.ndim:
             raise InvalidArgumentError("Pad: constant_values must be a scalar")
         if array.dtype == STRING:
-            result = np.full([n + lo + hi for n, (lo, hi) in zip(array.shape, pairs)], fill_value[()], dtype=object)
+            result = np.full(
+                [n + lo + hi for n, (lo, hi) in zip(array.shape, pairs)], fill_value[()], dtype=object
+            )
             result[tuple(builtins.slice(lo, lo + n) for n, (lo, _) in zip(array.shape, pairs))] = array
             return out(result)
         return out(np.pad(array, pairs, mode="constant", constant_values=fill_value[()]))
     if kind not in ("REFLECT", "SYMMETRIC"):
-        raise ValueError(f'Value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or "SYMMETRIC". Received `mode` = {mode}')
+        raise ValueError(
+            f'Value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or "SYMMETRIC". Received `mode` = {mode}'
+        )
     offset = 1 if kind == "REFLECT" else 0
     for n, (lo, hi) in zip(array.shape, pairs):
         if lo > n - offset or hi > n - offset:
@@ -432,22 +454,24 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
     axes = int_list(axis, "axis")
     for a in axes:
         if not -array.ndim <= a < array.ndim:
-            raise InvalidArgumentError(f"ReverseV2: axis {a} is out of range for a tensor of rank {array.ndim}")
-    return out(np.flip(array, axes).copy() if axes else array.copy())
+            raise InvalidArgumentError(
+                f"ReverseV2: axis {a} is out of range for a tensor of rank {array.ndim}"
+            )
+    return out(np.flip(array, tuple(axes)).copy() if axes else array.copy())
 
 
 def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:  # noqa: A001
     array = _tensor(input_)
     starts, sizes = int_list(begin, "begin"), int_list(size, "size")
     if len(starts) != array.ndim or len(sizes) != array.ndim:
-        raise InvalidArgumentError(f"Slice: Expected begin and size arguments to be 1-D tensors of size {array.ndim}")
+        raise InvalidArgumentError(
+            f"Slice: Expected begin and size arguments to be 1-D tensors of size {array.ndim}"
+        )
     index = []
     for dim, (b, s, n) in enumerate(zip(starts, sizes, array.shape)):
         s = n - b if s == -1 else s
         if b < 0 or s < 0 or b + s > n:
-            raise InvalidArgumentError(
-                f"Slice: Expected size[{dim}] in [0, {n - b}], but got {s}"
-            )
+            raise InvalidArgumentError(f"Slice: Expected size[{dim}] in [0, {n - b}], but got {s}")
         index.append(np.s_[b : b + s])
     return out(array[tuple(index)].copy())
 
@@ -455,7 +479,14 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:  
 # ---- gathering and selecting -----------------------------------------------------------------------
 
 
-def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None, batch_dims: int = 0, name: str | None = None) -> Any:
+def gather(
+    params: Any,
+    indices: Any,
+    validate_indices: Any = None,
+    axis: Any = None,
+    batch_dims: int = 0,
+    name: str | None = None,
+) -> Any:
     array = _tensor(params)
     index = _tensor(indices)
     check_dtype("GatherV2", index.dtype, INDEX + (np.dtype(np.int16),), "Tindices")
@@ -465,7 +496,9 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
     if a < 0:
         a += array.ndim
     if not 0 <= a < max(array.ndim, 1) or array.ndim == 0:
-        raise InvalidArgumentError(f"GatherV2: Expected axis in the range [{-array.ndim}, {array.ndim}), but got {a}")
+        raise InvalidArgumentError(
+            f"GatherV2: Expected axis in the range [{-array.ndim}, {array.ndim}), but got {a}"
+        )
     n = array.shape[a]
     bad = (index < 0) | (index >= n)
     if bad.any():
@@ -487,12 +520,16 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
         return np.stack([gather_nd(p, i, batch_dims - 1) for p, i in zip(array, index)])
     depth = index.shape[-1]
     if depth > array.ndim:
-        raise InvalidArgumentError(f"GatherNd: index innermost dimension length must be <= params rank; saw: {depth} vs. {array.ndim}")
+        raise InvalidArgumentError(
+            f"GatherNd: index innermost dimension length must be <= params rank; saw: {depth} vs. {array.ndim}"
+        )
     flat = index.reshape(-1, depth)
     limits = np.asarray(array.shape[:depth])
     bad = ((flat < 0) | (flat >= limits)).any(axis=1)
     if bad.any():
-        raise InvalidArgumentError(f"GatherNd: indices{flat[bad][0].tolist()} does not index into param shape {list(array.shape)}")
+        raise InvalidArgumentError(
+            f"GatherNd: indices{flat[bad][0].tolist()} does not index into param shape {list(array.shape)}"
+        )
     picked = array[tuple(flat.T)] if depth else np.broadcast_to(array, (len(flat), *array.shape))
     return out(picked.reshape(index.shape[:-1] + array.shape[depth:]))
 
@@ -527,30 +564,56 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str = "boolean_
     if keep.ndim == 0:
         raise ValueError("mask cannot be scalar.")
     if array.shape[a : a + keep.ndim] != keep.shape:
-        raise ValueError(
-            f"Shapes {list(array.shape)} and {list(keep.shape)} are incompatible"
-        )
-    flat = array.reshape(array.shape[:a] + (-1,) + array.shape[a + keep.ndim :]) if keep.size else array.reshape(array.shape[:a] + (0,) + array.shape[a + keep.ndim :])
+        raise ValueError(f"Shapes {list(array.shape)} and {list(keep.shape)} are incompatible")
+    flat = (
+        array.reshape(array.shape[:a] + (-1,) + array.shape[a + keep.ndim :])
+        if keep.size
+        else array.reshape(array.shape[:a] + (0,) + array.shape[a + keep.ndim :])
+    )
     return np.compress(keep.reshape(-1), flat, axis=a)
 
 
-def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = None, axis: Any = None, dtype: Any = None, name: str | None = None) -> Any:
+def one_hot(
+    indices: Any,
+    depth: Any,
+    on_value: Any = None,
+    off_value: Any = None,
+    axis: Any = None,
+    dtype: Any = None,
+    name: str | None = None,
+) -> Any:
     """tf.one_hot: an index outside [0, depth) gives a row of off_value; on/off values must agree in
     dtype (float32 by default)."""
     index = _tensor(indices)
-    check_dtype("OneHot", index.dtype, (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int32), np.dtype(np.int64)), "TI")
+    check_dtype(
+        "OneHot",
+        index.dtype,
+        (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int32), np.dtype(np.int64)),
+        "TI",
+    )
     on = None if on_value is None else (as_tensor(on_value) if is_tensor(on_value) else None)
     off = None if off_value is None else (as_tensor(off_value) if is_tensor(off_value) else None)
     target = dtype_arg(dtype) if dtype is not None else None
     if target is None:
-        inferred = [v if v is not None else (infer(raw) if raw is not None else None) for v, raw in ((on, on_value), (off, off_value))]
+        inferred = [
+            v if v is not None else (infer(raw) if raw is not None else None)
+            for v, raw in ((on, on_value), (off, off_value))
+        ]
         target = next((v.dtype for v in inferred if v is not None), np.dtype(np.float32))
         if inferred[0] is not None and inferred[1] is not None and inferred[0].dtype != inferred[1].dtype:
             raise DTypeError(
                 f"dtype {tf_name(inferred[0].dtype)} of on_value does not match dtype {tf_name(inferred[1].dtype)} of off_value"
             )
-    on = convert(1 if on_value is None else on_value, target, "on_value") if on_value is None or not is_tensor(on_value) or as_tensor(on_value).dtype == target else _mismatch("on_value", on_value, target)
-    off = convert(0 if off_value is None else off_value, target, "off_value") if off_value is None or not is_tensor(off_value) or as_tensor(off_value).dtype == target else _mismatch("off_value", off_value, target)
+    on = (
+        convert(1 if on_value is None else on_value, target, "on_value")
+        if on_value is None or not is_tensor(on_value) or as_tensor(on_value).dtype == target
+        else _mismatch("on_value", on_value, target)
+    )
+    off = (
+        convert(0 if off_value is None else off_value, target, "off_value")
+        if off_value is None or not is_tensor(off_value) or as_tensor(off_value).dtype == target
+        else _mismatch("off_value", off_value, target)
+    )
     if target == STRING and (on_value is None or off_value is None):
         raise DTypeError("one_hot of strings needs on_value and off_value")
     n = _int_scalar(depth, "OneHot", "depth")
@@ -558,7 +621,9 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
         raise InvalidArgumentError(f"OneHot: depth must be non-negative, got: {n}")
     a = -1 if axis is None else int(axis)
     if not -1 <= a <= index.ndim:
-        raise InvalidArgumentError(f"OneHot: Expected axis to be -1 or between [0, {index.ndim}].  But received: {a}")
+        raise InvalidArgumentError(
+            f"OneHot: Expected axis to be -1 or between [0, {index.ndim}].  But received: {a}"
+        )
     hot = index[..., None] == np.arange(n)
     result = np.where(hot, on[()], off[()]).astype(target)
     if a != -1:
@@ -567,22 +632,34 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
 
 
 def _mismatch(what: str, value: Any, target: np.dtype) -> Any:
-    raise DTypeError(f"dtype {tf_name(as_tensor(value).dtype)} of {what} does not match dtype {tf_name(target)}")
+    raise DTypeError(
+        f"dtype {tf_name(as_tensor(value).dtype)} of {what} does not match dtype {tf_name(target)}"
+    )
 
 
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Any:
     array = _tensor(values)
-    check_dtype("sort", array.dtype, tuple(d for d in INTS) + (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)))
+    check_dtype(
+        "sort",
+        array.dtype,
+        tuple(d for d in INTS) + (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)),
+    )
     if direction not in ("ASCENDING", "DESCENDING"):
-        raise ValueError(f"Argument `direction` should be one of ASCENDING, DESCENDING. Received: {direction}")
+        raise ValueError(
+            f"Argument `direction` should be one of ASCENDING, DESCENDING. Received: {direction}"
+        )
     result = np.sort(array, axis=axis, kind="stable")
     return out(np.flip(result, axis) if direction == "DESCENDING" else result)
 
 
-def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False, name: str | None = None) -> Any:
+def argsort(
+    values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False, name: str | None = None
+) -> Any:
     array = _tensor(values)
     if direction not in ("ASCENDING", "DESCENDING"):
-        raise ValueError(f"Argument `direction` should be one of ASCENDING, DESCENDING. Received: {direction}")
+        raise ValueError(
+            f"Argument `direction` should be one of ASCENDING, DESCENDING. Received: {direction}"
+        )
     if direction == "DESCENDING":
         order = np.argsort(-array if array.dtype.kind != "u" else ~array, axis=axis, kind="stable")
     else:
@@ -615,5 +692,7 @@ def shape_n(input: Any, out_type: Any = np.int32, name: str | None = None) -> li
 def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Any:
     array = _tensor(x)
     if not TensorShape(shape).is_compatible_with(TensorShape(list(array.shape))):
-        raise InvalidArgumentError(f"EnsureShape: Shape of tensor {list(array.shape)} is not compatible with expected shape {TensorShape(shape)}.")
+        raise InvalidArgumentError(
+            f"EnsureShape: Shape of tensor {list(array.shape)} is not compatible with expected shape {TensorShape(shape)}."
+        )
     return x

@@ -16,11 +16,15 @@ def _bytes(contents: Any) -> bytes:
         return bytes(contents)
     array = as_tensor(contents) if is_tensor(contents) else infer(contents)
     if array.dtype != STRING or array.ndim != 0:
-        raise DTypeError(f"DecodeWav: contents must be a scalar string, got {tf_name(array.dtype)} of shape {list(array.shape)}")
+        raise DTypeError(
+            f"DecodeWav: contents must be a scalar string, got {tf_name(array.dtype)} of shape {list(array.shape)}"
+        )
     return bytes(array[()])
 
 
-def decode_wav(contents: Any, desired_channels: int = -1, desired_samples: int = -1, name: str | None = None) -> tuple:
+def decode_wav(
+    contents: Any, desired_channels: int = -1, desired_samples: int = -1, name: str | None = None
+) -> tuple:
     """``(audio [samples, channels] float32, sample_rate int32)``. ``desired_samples`` cuts or pads
     with zeros; ``desired_channels`` above the file's repeats its last channel, below keeps the first."""
     data = _bytes(contents)
@@ -48,13 +52,17 @@ def decode_wav(contents: Any, desired_channels: int = -1, desired_samples: int =
         raise InvalidArgumentError("DecodeWav: no data chunk found")
     audio_format, channels, rate, _byte_rate, _align, bits = fmt
     if audio_format != 1:
-        raise InvalidArgumentError(f"DecodeWav: Bad audio format for WAV: Expected 1 (PCM), but got {audio_format}")
+        raise InvalidArgumentError(
+            f"DecodeWav: Bad audio format for WAV: Expected 1 (PCM), but got {audio_format}"
+        )
     if bits != 16:
         raise InvalidArgumentError(f"DecodeWav: Can only read 16-bit WAV files, but received {bits}")
     if channels == 0:
         raise InvalidArgumentError("DecodeWav: the file has no channels")
     count = len(samples) // (2 * channels)
-    decoded = np.frombuffer(samples[: count * 2 * channels], dtype="<i2").reshape(count, channels) / np.float32(32768.0)
+    decoded = np.frombuffer(samples[: count * 2 * channels], dtype="<i2").reshape(
+        count, channels
+    ) / np.float32(32768.0)
     decoded = decoded.astype(np.float32)
     out_samples = count if desired_samples == -1 else int(desired_samples)
     out_channels = channels if desired_channels == -1 else int(desired_channels)

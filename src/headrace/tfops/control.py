@@ -34,7 +34,9 @@ def _predicate(pred: Any, op: str) -> bool:
     return bool(array)
 
 
-def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None = None, name: str | None = None) -> Any:
+def cond(
+    pred: Any, true_fn: Callable | None = None, false_fn: Callable | None = None, name: str | None = None
+) -> Any:
     """``true_fn()`` when ``pred`` (a scalar bool) holds, else ``false_fn()``."""
     if not callable(true_fn):
         raise TypeError("true_fn must be callable.")
@@ -47,7 +49,13 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
     return true_fn() if bool(value) else false_fn()
 
 
-def case(pred_fn_pairs: Any, default: Callable | None = None, exclusive: bool = False, strict: bool = False, name: str = "case") -> Any:
+def case(
+    pred_fn_pairs: Any,
+    default: Callable | None = None,
+    exclusive: bool = False,
+    strict: bool = False,
+    name: str = "case",
+) -> Any:
     """The function of the first true predicate; ``default`` (or the last pair's function) otherwise;
     with ``exclusive``, two true predicates are an error."""
     if isinstance(pred_fn_pairs, dict):
@@ -60,7 +68,9 @@ def case(pred_fn_pairs: Any, default: Callable | None = None, exclusive: bool = 
         return default()
     for pair in pairs:
         if not (isinstance(pair, tuple) and len(pair) == 2 and callable(pair[1])):
-            raise TypeError(f"Each entry in pred_fn_pairs must be a 2-tuple of a predicate and a callable, got {pair!r}")
+            raise TypeError(
+                f"Each entry in pred_fn_pairs must be a 2-tuple of a predicate and a callable, got {pair!r}"
+            )
     truths = [_predicate(pred, "case") for pred, _ in pairs]
     if exclusive and sum(truths) > 1:
         raise InvalidArgumentError(
@@ -72,7 +82,9 @@ def case(pred_fn_pairs: Any, default: Callable | None = None, exclusive: bool = 
     return default() if default is not None else pairs[-1][1]()
 
 
-def switch_case(branch_index: Any, branch_fns: Any, default: Callable | None = None, name: str = "switch_case") -> Any:
+def switch_case(
+    branch_index: Any, branch_fns: Any, default: Callable | None = None, name: str = "switch_case"
+) -> Any:
     """``branch_fns[branch_index]()``; an index out of range runs ``default`` (or the last branch)."""
     index = as_tensor(branch_index) if is_tensor(branch_index) else infer(branch_index)
     if index.dtype != np.int32 and index.dtype != np.int64:
@@ -107,14 +119,18 @@ def while_loop(
     limit = None if maximum_iterations is None else int(np.asarray(maximum_iterations))
     values = loop_vars
     steps = 0
-    while (limit is None or steps < limit) and _predicate(cond(*values) if packed else cond(values), "while_loop"):
+    while (limit is None or steps < limit) and _predicate(
+        cond(*values) if packed else cond(values), "while_loop"
+    ):
         result = body(*values) if packed else body(values)
         if packed and len(values) == 1 and not isinstance(result, (list, tuple)):
             result = [result]
         try:
             nest.assert_same_structure(values, result, check_types=False)
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"while_loop: body returned {result!r}, whose structure differs from loop_vars: {exc}") from None
+            raise ValueError(
+                f"while_loop: body returned {result!r}, whose structure differs from loop_vars: {exc}"
+            ) from None
         values = type(loop_vars)(result) if packed else result
         steps += 1
     return values
@@ -149,7 +165,9 @@ def map_fn(
             raise ValueError("Elements in elems must be 1+ dimensional Tensors, not scalars")
     n = leaves[0].shape[0]
     if any(leaf.shape[0] != n for leaf in leaves):
-        raise InvalidArgumentError(f"map_fn: all elems must have the same first dimension, got {[leaf.shape[0] for leaf in leaves]}")
+        raise InvalidArgumentError(
+            f"map_fn: all elems must have the same first dimension, got {[leaf.shape[0] for leaf in leaves]}"
+        )
     signature = fn_output_signature if fn_output_signature is not None else dtype
     results = [fn(nest.pack_sequence_as(elems, [leaf[i] for leaf in leaves])) for i in builtins.range(n)]
     if signature is None:
@@ -160,10 +178,14 @@ def map_fn(
         specs = nest.flatten(signature)
     if not results:
         out_leaves = []
-        for index, leaf in enumerate(nest.flatten(template)):
+        for index in builtins.range(len(nest.flatten(template))):
             if specs is not None:
                 spec = specs[index]
-                shape = () if not isinstance(spec, TensorSpec) or spec.shape is None else tuple(d or 0 for d in spec.shape)
+                shape = (
+                    ()
+                    if not isinstance(spec, TensorSpec) or spec.shape is None
+                    else tuple(d or 0 for d in spec.shape)
+                )
                 out_leaves.append(np.zeros((0, *shape), dtype=_signature_dtype(spec)))
             else:
                 out_leaves.append(np.zeros((0, *leaves[index].shape[1:]), dtype=leaves[index].dtype))
@@ -171,7 +193,9 @@ def map_fn(
     flat_results = [nest.flatten(r) for r in results]
     width = len(flat_results[0])
     if specs is not None and len(specs) != width:
-        raise ValueError(f"map_fn: fn returned {width} tensors but fn_output_signature describes {len(specs)}")
+        raise ValueError(
+            f"map_fn: fn returned {width} tensors but fn_output_signature describes {len(specs)}"
+        )
     columns = []
     for index in builtins.range(width):
         column = []
@@ -196,7 +220,19 @@ def vectorized_map(fn: Callable, elems: Any, fallback_to_while_loop: bool = True
     return map_fn(fn, elems)
 
 
-def function(func: Callable | None = None, input_signature: Any = None, autograph: bool = True, jit_compile: Any = None, reduce_retracing: bool = False, experimental_implements: Any = None, experimental_autograph_options: Any = None, experimental_attributes: Any = None, experimental_relax_shapes: Any = None, experimental_compile: Any = None, experimental_follow_type_hints: Any = None) -> Any:
+def function(
+    func: Callable | None = None,
+    input_signature: Any = None,
+    autograph: bool = True,
+    jit_compile: Any = None,
+    reduce_retracing: bool = False,
+    experimental_implements: Any = None,
+    experimental_autograph_options: Any = None,
+    experimental_attributes: Any = None,
+    experimental_relax_shapes: Any = None,
+    experimental_compile: Any = None,
+    experimental_follow_type_hints: Any = None,
+) -> Any:
     """tf.function: the function itself (nothing is traced); works as ``@function`` and ``@function(...)``."""
     if func is None:
         return functools.partial(
@@ -246,14 +282,18 @@ def _outputs(values: Any, tout: Any, op: str, strict: bool) -> Any:
     types = [tout] if single else list(tout)
     items = [values] if single else (list(values) if isinstance(values, (list, tuple)) else [values])
     if len(items) != len(types):
-        raise InvalidArgumentError(f"{op}: the function returned {len(items)} values but Tout lists {len(types)} dtypes")
+        raise InvalidArgumentError(
+            f"{op}: the function returned {len(items)} values but Tout lists {len(types)} dtypes"
+        )
     converted = []
     for index, (value, dtype) in enumerate(zip(items, types)):
         target = as_dtype(dtype)
         if isinstance(value, EagerArray):
             array = np.asarray(value.view(np.ndarray))
             if array.dtype != target:
-                raise InvalidArgumentError(f"{op}: {index}-th value returned is {tf_name(array.dtype)}, but expects {tf_name(target)}")
+                raise InvalidArgumentError(
+                    f"{op}: {index}-th value returned is {tf_name(array.dtype)}, but expects {tf_name(target)}"
+                )
         elif strict or is_tensor(value):
             array = np.asarray(value)
             if array.dtype.kind in "US":
@@ -281,7 +321,9 @@ def py_function(func: Callable, inp: Any = None, Tout: Any = None, name: str | N
 eager_py_func = py_function
 
 
-def numpy_function(func: Callable, inp: Any, Tout: Any, stateful: bool = True, name: str | None = None) -> Any:  # noqa: N803
+def numpy_function(
+    func: Callable, inp: Any, Tout: Any, stateful: bool = True, name: str | None = None
+) -> Any:  # noqa: N803
     """``func(*inp)`` on numpy values; each result must already have its ``Tout`` dtype (a Python
     float is float64, as numpy makes it)."""
     if not callable(func):
@@ -340,15 +382,35 @@ def _format(value: Any, summarize: int) -> str:
         return str(value)
     array = np.asarray(value)
     if array.dtype == STRING:
-        array = np.vectorize(lambda s: s.decode(errors="replace") if isinstance(s, bytes) else s, otypes=[object])(array)
-        return np.array2string(array, separator=" ", threshold=summarize * 2 if summarize > 0 else sys.maxsize, edgeitems=builtins.max(summarize, 1), formatter={"all": lambda s: f'"{s}"'})
+        array = np.vectorize(
+            lambda s: s.decode(errors="replace") if isinstance(s, bytes) else s, otypes=[object]
+        )(array)
+        return np.array2string(
+            array,
+            separator=" ",
+            threshold=summarize * 2 if summarize > 0 else sys.maxsize,
+            edgeitems=builtins.max(summarize, 1),
+            formatter={"all": lambda s: f'"{s}"'},
+        )
     if array.ndim == 0:
         return str(array[()]).lower() if array.dtype == np.bool_ else str(array[()])
-    text = np.array2string(array, separator=" ", threshold=summarize * 2 if summarize > 0 else sys.maxsize, edgeitems=builtins.max(summarize, 1))
+    text = np.array2string(
+        array,
+        separator=" ",
+        threshold=summarize * 2 if summarize > 0 else sys.maxsize,
+        edgeitems=builtins.max(summarize, 1),
+    )
     return text.replace("True", "1").replace("False", "0") if array.dtype == np.bool_ else text
 
 
-def print(*inputs: Any, output_stream: Any = sys.stderr, summarize: int = 3, sep: str = " ", end: str = "\n", name: str | None = None) -> None:  # noqa: A001
+def print(
+    *inputs: Any,
+    output_stream: Any = sys.stderr,
+    summarize: int = 3,
+    sep: str = " ",
+    end: str = "\n",
+    name: str | None = None,
+) -> None:  # noqa: A001
     """tf.print: values as TensorFlow prints them (arrays summarised to ``summarize`` items per end)."""
     stream = output_stream
     if isinstance(stream, str):

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.spec import as_dtype
 from ._tensor import DTypeError, as_tensor, infer, is_tensor, match, tf_name
 
 
@@ -24,7 +25,9 @@ def _compare(op: str, fn: Any, x: Any, y: Any, message: Any) -> None:
     try:
         holds = fn(a, b)
     except ValueError:
-        raise InvalidArgumentError(f"{op}: Incompatible shapes: {list(a.shape)} vs. {list(b.shape)}") from None
+        raise InvalidArgumentError(
+            f"{op}: Incompatible shapes: {list(a.shape)} vs. {list(b.shape)}"
+        ) from None
     _check(holds, message, f"Condition x {op} y did not hold. x = {a}, y = {b}")
 
 
@@ -48,7 +51,9 @@ def assert_greater(x: Any, y: Any, message: Any = None, summarize: Any = None, n
     _compare(">", np.greater, x, y, message)
 
 
-def assert_greater_equal(x: Any, y: Any, message: Any = None, summarize: Any = None, name: Any = None) -> None:
+def assert_greater_equal(
+    x: Any, y: Any, message: Any = None, summarize: Any = None, name: Any = None
+) -> None:
     _compare(">=", np.greater_equal, x, y, message)
 
 
@@ -67,13 +72,21 @@ def assert_negative(x: Any, message: Any = None, summarize: Any = None, name: An
 def assert_rank(x: Any, rank: Any, message: Any = None, name: Any = None) -> None:
     actual = _tensor(x).ndim
     if actual != int(np.asarray(rank)):
-        raise ValueError(str(message) if message else f"Tensor must have rank {int(np.asarray(rank))}. Received rank {actual}")
+        raise ValueError(
+            str(message)
+            if message
+            else f"Tensor must have rank {int(np.asarray(rank))}. Received rank {actual}"
+        )
 
 
 def assert_type(tensor: Any, tf_type: Any, message: Any = None, name: Any = None) -> None:
     actual = _tensor(tensor).dtype
-    if actual != np.dtype(tf_type) and not (tf_type == object and actual == object):
-        raise DTypeError(str(message) if message else f"tensor must be of type {tf_name(np.dtype(tf_type))}, got {tf_name(actual)}")
+    if actual != as_dtype(tf_type):
+        raise DTypeError(
+            str(message)
+            if message
+            else f"tensor must be of type {tf_name(np.dtype(tf_type))}, got {tf_name(actual)}"
+        )
 
 
 def assert_all_finite(t: Any, msg: Any, name: Any = None, x: Any = None, message: Any = None) -> Any:

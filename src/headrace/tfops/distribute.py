@@ -7,7 +7,9 @@ class InputContext:
     """What ``distribute_datasets_from_function`` hands a dataset function; shard with
     ``ds.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)``."""
 
-    def __init__(self, num_input_pipelines: int = 1, input_pipeline_id: int = 0, num_replicas_in_sync: int = 1):
+    def __init__(
+        self, num_input_pipelines: int = 1, input_pipeline_id: int = 0, num_replicas_in_sync: int = 1
+    ):
         if not 0 <= input_pipeline_id < num_input_pipelines:
             raise ValueError(
                 f"input_pipeline_id={input_pipeline_id} must be in [0, num_input_pipelines={num_input_pipelines})"

@@ -399,7 +399,11 @@ def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Any:
     a = as_tensor(value) if is_tensor(value) else infer(value)
     if target.kind in "iu" and a.dtype.kind in "iuf":
         info = np.iinfo(target)
-        a = np.clip(a, info.min, info.max) if a.dtype.kind != "f" else np.clip(a, float(info.min), float(info.max))
+        a = (
+            np.clip(a, info.min, info.max)
+            if a.dtype.kind != "f"
+            else np.clip(a, float(info.min), float(info.max))
+        )
     return cast(a, target)
 
 
@@ -421,15 +425,21 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | 
     return out(np.asarray(np.maximum(np.minimum(a, hi), lo), dtype=a.dtype))  # tf's order: lo wins
 
 
-def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Any:
+def cumsum(
+    x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
+) -> Any:
     return _cumulative("Cumsum", np.cumsum, 0, x, axis, exclusive, reverse)
 
 
-def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Any:
+def cumprod(
+    x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
+) -> Any:
     return _cumulative("Cumprod", np.cumprod, 1, x, axis, exclusive, reverse)
 
 
-def _cumulative(op: str, fn: Callable, identity: int, x: Any, axis: Any, exclusive: bool, reverse: bool) -> Any:
+def _cumulative(
+    op: str, fn: Callable, identity: int, x: Any, axis: Any, exclusive: bool, reverse: bool
+) -> Any:
     (a,) = match(op, [x], NUMBERS)
     if a.ndim == 0:
         raise InvalidArgumentError(f"{op}: input must be at least 1-D")
@@ -487,11 +497,15 @@ def _reduce(op: str, allowed: tuple, fn: Callable, x: Any, axis: Any, keepdims: 
 
 
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
-    return _reduce("Sum", NUMBERS, lambda a, ax: np.sum(a, axis=ax, dtype=a.dtype), input_tensor, axis, keepdims)
+    return _reduce(
+        "Sum", NUMBERS, lambda a, ax: np.sum(a, axis=ax, dtype=a.dtype), input_tensor, axis, keepdims
+    )
 
 
 def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
-    return _reduce("Prod", NUMBERS, lambda a, ax: np.prod(a, axis=ax, dtype=a.dtype), input_tensor, axis, keepdims)
+    return _reduce(
+        "Prod", NUMBERS, lambda a, ax: np.prod(a, axis=ax, dtype=a.dtype), input_tensor, axis, keepdims
+    )
 
 
 def _mean(a: np.ndarray, axes: tuple) -> np.ndarray:
@@ -555,7 +569,9 @@ def _moment(op: str, x: Any, axis: Any, keepdims: bool, root: bool) -> Any:
     return out(np.asarray(result, dtype=real))
 
 
-def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
+def reduce_variance(
+    input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None
+) -> Any:
     return _moment("reduce_variance", input_tensor, axis, keepdims, root=False)
 
 
@@ -563,18 +579,27 @@ def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name
     return _moment("reduce_std", input_tensor, axis, keepdims, root=True)
 
 
-def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
+def reduce_logsumexp(
+    input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None
+) -> Any:
     def logsumexp(a: np.ndarray, axes: tuple) -> np.ndarray:
         peak = np.max(a, axis=axes, keepdims=True) if a.size else np.zeros([1] * a.ndim, a.dtype)
         peak = np.where(np.isfinite(peak), peak, 0)
-        return np.log(np.sum(np.exp(a - peak), axis=axes, keepdims=True)).squeeze(axis=axes) + peak.squeeze(axis=axes)
+        return np.log(np.sum(np.exp(a - peak), axis=axes, keepdims=True)).squeeze(axis=axes) + peak.squeeze(
+            axis=axes
+        )
 
     return _reduce("ReduceLogSumExp", FLOATS, logsumexp, input_tensor, axis, keepdims)
 
 
 def _arg(op: str, fn: Callable, x: Any, axis: Any, output_type: Any) -> Any:
     (a,) = match(op, [x], REAL + BOOL)
-    check_dtype(op, dtype_arg(output_type), (np.dtype(np.int16), np.dtype(np.uint16), np.dtype(np.int32), np.dtype(np.int64)), "output_type")
+    check_dtype(
+        op,
+        dtype_arg(output_type),
+        (np.dtype(np.int16), np.dtype(np.uint16), np.dtype(np.int32), np.dtype(np.int64)),
+        "output_type",
+    )
     axis = _axis(op, 0 if axis is None else axis, a.ndim)
     if a.shape[axis] == 0:
         raise InvalidArgumentError(f"{op}: Reduction axis {axis} is empty in shape {list(a.shape)}")
@@ -599,17 +624,28 @@ def add_n(inputs: Any, name: str | None = None) -> Any:
         return out(np.asarray(np.sum(arrays, axis=0, dtype=arrays[0].dtype), dtype=arrays[0].dtype))
 
 
-def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False, dtype: Any = np.int64, name: str | None = None) -> Any:  # noqa: A002
+def count_nonzero(
+    input: Any, axis: Any = None, keepdims: bool = False, dtype: Any = np.int64, name: str | None = None
+) -> Any:  # noqa: A002
     a = as_tensor(input) if is_tensor(input) else infer(input)
     nonzero = a != (b"" if a.dtype == STRING else 0)
     axes = _axes("count_nonzero", axis, a.ndim)
     return out(np.asarray(np.sum(nonzero, axis=axes, keepdims=keepdims), dtype=dtype_arg(dtype)))
 
 
-def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, name: str | None = None, **kwargs: Any) -> Any:
+def matmul(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    name: str | None = None,
+    **kwargs: Any,
+) -> Any:
     x, y = match("MatMul", [a, b], NUMBERS)
     if x.ndim < 2 or y.ndim < 2:
-        raise InvalidArgumentError(f"MatMul: inputs must be at least 2-D, got shapes {list(x.shape)} and {list(y.shape)}")
+        raise InvalidArgumentError(
+            f"MatMul: inputs must be at least 2-D, got shapes {list(x.shape)} and {list(y.shape)}"
+        )
     if transpose_a:
         x = np.swapaxes(x, -1, -2)
     if transpose_b:

@@ -42,7 +42,7 @@ def flatten(structure: Any, expand_composites: bool = False) -> list:
 def _rebuild(seq: Any, children: list) -> Any:
     if isinstance(seq, Mapping):
         by_key = dict(zip(_keys(seq), children))
-        return type(seq)((key, by_key[key]) for key in seq)
+        return type(seq)((key, by_key[key]) for key in seq)  # type: ignore[call-arg]
     if hasattr(type(seq), "__attrs_attrs__"):
         return type(seq)(*children)
     if isinstance(seq, tuple) and hasattr(seq, "_fields"):
@@ -57,11 +57,15 @@ def _count(structure: Any) -> int:
 def pack_sequence_as(structure: Any, flat_sequence: Any, expand_composites: bool = False) -> Any:
     """Rebuild ``structure`` with the leaves of ``flat_sequence``."""
     if not is_nested(flat_sequence):
-        raise TypeError(f"Attempted to pack value:\n  {flat_sequence!r}\ninto a structure, but found incompatible type `{type(flat_sequence).__name__}` instead.")
+        raise TypeError(
+            f"Attempted to pack value:\n  {flat_sequence!r}\ninto a structure, but found incompatible type `{type(flat_sequence).__name__}` instead."
+        )
     flat = list(flat_sequence)
     if not is_nested(structure):
         if len(flat) != 1:
-            raise ValueError(f"The target structure is of type `{type(structure).__name__}`\n  {structure!r}\nHowever the input is a sequence ({type(flat_sequence).__name__}) of length {len(flat)}.")
+            raise ValueError(
+                f"The target structure is of type `{type(structure).__name__}`\n  {structure!r}\nHowever the input is a sequence ({type(flat_sequence).__name__}) of length {len(flat)}."
+            )
         return flat[0]
     expected = _count(structure)
     if expected != len(flat):
@@ -79,7 +83,9 @@ def pack_sequence_as(structure: Any, flat_sequence: Any, expand_composites: bool
     return build(structure)
 
 
-def assert_same_structure(nest1: Any, nest2: Any, check_types: bool = True, expand_composites: bool = False) -> None:
+def assert_same_structure(
+    nest1: Any, nest2: Any, check_types: bool = True, expand_composites: bool = False
+) -> None:
     """ValueError when the nesting differs, TypeError when ``check_types`` and sequence types differ."""
     n1, n2 = is_nested(nest1), is_nested(nest2)
     if n1 != n2:
@@ -122,7 +128,9 @@ def map_structure(func: Callable, *structure: Any, **kwargs: Any) -> Any:
     check_types = kwargs.pop("check_types", True)
     kwargs.pop("expand_composites", None)
     if kwargs:
-        raise ValueError(f"Only valid keyword arguments are `check_types` and `expand_composites`, not: `{', '.join(kwargs)}`")
+        raise ValueError(
+            f"Only valid keyword arguments are `check_types` and `expand_composites`, not: `{', '.join(kwargs)}`"
+        )
     for other in structure[1:]:
         assert_same_structure(structure[0], other, check_types=check_types)
     flats = [flatten(s) for s in structure]
@@ -144,7 +152,9 @@ def _paths(structure: Any, prefix: tuple) -> list:
     return out
 
 
-def flatten_with_joined_string_paths(structure: Any, separator: str = "/", expand_composites: bool = False) -> list:
+def flatten_with_joined_string_paths(
+    structure: Any, separator: str = "/", expand_composites: bool = False
+) -> list:
     return [(separator.join(str(k) for k in path), leaf) for path, leaf in _paths(structure, ())]
 
 
@@ -153,7 +163,9 @@ def map_structure_with_paths(func: Callable, *structure: Any, **kwargs: Any) -> 
         assert_same_structure(structure[0], other, check_types=kwargs.get("check_types", True))
     paths = [path for path, _ in _paths(structure[0], ())]
     flats = [flatten(s) for s in structure]
-    return pack_sequence_as(structure[0], [func("/".join(str(k) for k in p), *leaves) for p, *leaves in zip(paths, *flats)])
+    return pack_sequence_as(
+        structure[0], [func("/".join(str(k) for k in p), *leaves) for p, *leaves in zip(paths, *flats)]
+    )
 
 
 def list_to_tuple(structure: Any) -> Any:

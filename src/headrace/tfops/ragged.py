@@ -21,7 +21,9 @@ class RaggedTensor(metaclass=_RaggedMeta):
     is true for a ``Ragged``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("use RaggedTensor.from_row_splits, from_row_lengths, from_value_rowids or from_tensor")
+        raise TypeError(
+            "use RaggedTensor.from_row_splits, from_row_lengths, from_value_rowids or from_tensor"
+        )
 
     @staticmethod
     def from_row_splits(values: Any, row_splits: Any, name: Any = None, validate: bool = True) -> Ragged:
@@ -31,33 +33,50 @@ class RaggedTensor(metaclass=_RaggedMeta):
     def from_row_lengths(values: Any, row_lengths: Any, name: Any = None, validate: bool = True) -> Ragged:
         lengths = np.asarray(row_lengths)
         if validate and (lengths < 0).any():
-            raise InvalidArgumentError("Arguments to from_row_lengths do not form a valid RaggedTensor: negative length")
-        return Ragged.from_row_lengths(_values(values), lengths)
+            raise InvalidArgumentError(
+                "Arguments to from_row_lengths do not form a valid RaggedTensor: negative length"
+            )
+        return Ragged.from_row_lengths(_values(values), lengths.tolist())
 
     @staticmethod
-    def from_value_rowids(values: Any, value_rowids: Any, nrows: Any = None, name: Any = None, validate: bool = True) -> Ragged:
+    def from_value_rowids(
+        values: Any, value_rowids: Any, nrows: Any = None, name: Any = None, validate: bool = True
+    ) -> Ragged:
         ids = np.asarray(value_rowids, dtype=np.int64)
         if validate and len(ids) > 1 and (np.diff(ids) < 0).any():
-            raise InvalidArgumentError("Arguments to from_value_rowids do not form a valid RaggedTensor: value_rowids must be sorted")
+            raise InvalidArgumentError(
+                "Arguments to from_value_rowids do not form a valid RaggedTensor: value_rowids must be sorted"
+            )
         rows = int(nrows) if nrows is not None else (int(ids[-1]) + 1 if len(ids) else 0)
-        return Ragged.from_row_lengths(_values(values), np.bincount(ids, minlength=rows)[:rows])
+        return Ragged.from_row_lengths(_values(values), np.bincount(ids, minlength=rows)[:rows].tolist())
 
     @staticmethod
-    def from_nested_row_lengths(flat_values: Any, nested_row_lengths: Any, name: Any = None, validate: bool = True) -> Ragged:
+    def from_nested_row_lengths(
+        flat_values: Any, nested_row_lengths: Any, name: Any = None, validate: bool = True
+    ) -> Ragged:
         result: Any = _values(flat_values)
         for lengths in reversed(list(nested_row_lengths)):
-            result = Ragged.from_row_lengths(result, np.asarray(lengths))
+            result = Ragged.from_row_lengths(result, np.asarray(lengths).tolist())
         return result
 
     @staticmethod
-    def from_nested_row_splits(flat_values: Any, nested_row_splits: Any, name: Any = None, validate: bool = True) -> Ragged:
+    def from_nested_row_splits(
+        flat_values: Any, nested_row_splits: Any, name: Any = None, validate: bool = True
+    ) -> Ragged:
         result: Any = _values(flat_values)
         for splits in reversed(list(nested_row_splits)):
             result = Ragged(result, np.asarray(splits), validate=validate)
         return result
 
     @staticmethod
-    def from_tensor(tensor: Any, lengths: Any = None, padding: Any = None, ragged_rank: int = 1, name: Any = None, row_splits_dtype: Any = np.int64) -> Ragged:
+    def from_tensor(
+        tensor: Any,
+        lengths: Any = None,
+        padding: Any = None,
+        ragged_rank: int = 1,
+        name: Any = None,
+        row_splits_dtype: Any = np.int64,
+    ) -> Ragged:
         """Rows of a dense [rows, cols, ...] tensor, cut to ``lengths`` or with trailing ``padding`` dropped."""
         array = _values(tensor)
         if array.ndim < 2:
@@ -74,7 +93,11 @@ class RaggedTensor(metaclass=_RaggedMeta):
                 cuts.append(n)
         else:
             cuts = [array.shape[1]] * len(rows)
-        values = np.concatenate([row[:n] for row, n in zip(rows, cuts)]) if rows else array.reshape(0, *array.shape[2:])
+        values = (
+            np.concatenate([row[:n] for row, n in zip(rows, cuts)])
+            if rows
+            else array.reshape(0, *array.shape[2:])
+        )
         return Ragged.from_row_lengths(values, cuts)
 
 
@@ -84,7 +107,14 @@ def _values(values: Any) -> Any:
     return as_tensor(values) if is_tensor(values) else infer(values)
 
 
-def constant(pylist: Any, dtype: Any = None, ragged_rank: Any = None, inner_shape: Any = None, name: Any = None, row_splits_dtype: Any = np.int64) -> Any:
+def constant(
+    pylist: Any,
+    dtype: Any = None,
+    ragged_rank: Any = None,
+    inner_shape: Any = None,
+    name: Any = None,
+    row_splits_dtype: Any = np.int64,
+) -> Any:
     """A ``Ragged`` of nested Python lists (rows of any length at every level but the last)."""
 
     def depth(item: Any) -> int:

@@ -56,7 +56,9 @@ def get_seed(op_seed: int | None) -> tuple[int | None, int | None]:
     """tf.random.get_seed: the (global, op) seed pair an op would use."""
     if _global_seed is None and op_seed is None:
         return None, None
-    return (_DEFAULT_GLOBAL_SEED if _global_seed is None else _global_seed), (0 if op_seed is None else int(op_seed))
+    return (_DEFAULT_GLOBAL_SEED if _global_seed is None else _global_seed), (
+        0 if op_seed is None else int(op_seed)
+    )
 
 
 class _Locked:
@@ -85,7 +87,7 @@ def _stream(seed: Any) -> _Locked:
     with _lock:
         rng = _op_streams.get(key)
         if rng is None:
-            rng = _op_streams[key] = np.random.default_rng([int(k) & (2**63 - 1) for k in key])
+            rng = _op_streams[key] = np.random.default_rng([int(k or 0) & (2**63 - 1) for k in key])
     return _Locked(rng, _lock)
 
 
@@ -106,7 +108,14 @@ def _unit(rng: np.random.Generator, shape: list[int], dtype: np.dtype) -> np.nda
     return rng.random(shape, dtype=np.float32 if dtype == np.float32 else np.float64).astype(dtype)
 
 
-def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = np.float32, seed: Any = None, name: str | None = None) -> Any:
+def uniform(
+    shape: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = np.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Any:
     """Floats in [minval, maxval) (maxval 1 by default); ints in [minval, maxval), maxval required."""
     dtype = dtype_arg(dtype)
     check_dtype("RandomUniform", dtype, FLOATS + INT_DTYPES, "dtype")
@@ -129,7 +138,14 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = np.flo
         return out(np.asarray(unit * (high - low) + low, dtype=dtype))
 
 
-def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32, seed: Any = None, name: str | None = None) -> Any:
+def normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = np.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Any:
     dtype = dtype_arg(dtype)
     check_dtype("RandomStandardNormal", dtype, FLOATS, "dtype")
     dims = _shape(shape)
@@ -139,7 +155,14 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float
     return out(np.asarray(z.astype(dtype) * sigma + mu, dtype=dtype))
 
 
-def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32, seed: Any = None, name: str | None = None) -> Any:
+def truncated_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = np.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Any:
     """Normal draws more than two standard deviations from the mean are drawn again."""
     dtype = dtype_arg(dtype)
     check_dtype("TruncatedNormal", dtype, FLOATS, "dtype")
@@ -164,7 +187,14 @@ def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Any:
     return array[order]
 
 
-def gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = np.float32, seed: Any = None, name: str | None = None) -> Any:
+def gamma(
+    shape: Any,
+    alpha: Any,
+    beta: Any = None,
+    dtype: Any = np.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Any:
     """Gamma(alpha, rate=beta) draws of shape ``shape + broadcast(alpha, beta).shape``."""
     dtype = dtype_arg(dtype)
     check_dtype("RandomGamma", dtype, FLOATS, "dtype")
@@ -188,7 +218,9 @@ def poisson(shape: Any, lam: Any, dtype: Any = np.float32, seed: Any = None, nam
     return out(draws.astype(dtype))
 
 
-def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Any = None, name: str | None = None) -> Any:
+def categorical(
+    logits: Any, num_samples: Any, dtype: Any = None, seed: Any = None, name: str | None = None
+) -> Any:
     """Class indices drawn from each row of ``logits`` ([batch, classes]) as [batch, num_samples]."""
     rows = as_tensor(logits) if is_tensor(logits) else convert(logits)
     check_dtype("Multinomial", rows.dtype, FLOATS + (np.dtype(np.int32), np.dtype(np.int64)), "T")
@@ -205,7 +237,11 @@ def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Any = No
         cumulative = np.cumsum(weights, axis=1)
     with _stream(seed) as rng:
         u = rng.random((rows.shape[0], n)) * cumulative[:, -1:]
-    picks = np.stack([np.searchsorted(c, row, side="right") for c, row in zip(cumulative, u)]) if len(rows) else np.zeros((0, n))
+    picks = (
+        np.stack([np.searchsorted(c, row, side="right") for c, row in zip(cumulative, u)])
+        if len(rows)
+        else np.zeros((0, n))
+    )
     return np.minimum(picks, rows.shape[1] - 1).astype(target)
 
 
@@ -219,7 +255,15 @@ def _stateless(seed: Any) -> np.random.Generator:
     return np.random.Generator(np.random.Philox(key=[int(k) & (2**64 - 1) for k in key.tolist()]))
 
 
-def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None, dtype: Any = np.float32, name: str | None = None, alg: Any = "auto_select") -> Any:
+def stateless_uniform(
+    shape: Any,
+    seed: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = np.float32,
+    name: str | None = None,
+    alg: Any = "auto_select",
+) -> Any:
     dtype = dtype_arg(dtype)
     rng = _stateless(seed)
     token = ELEMENT_RNG.set(rng)
@@ -229,7 +273,15 @@ def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None
         ELEMENT_RNG.reset(token)
 
 
-def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32, name: str | None = None, alg: Any = "auto_select") -> Any:
+def stateless_normal(
+    shape: Any,
+    seed: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = np.float32,
+    name: str | None = None,
+    alg: Any = "auto_select",
+) -> Any:
     token = ELEMENT_RNG.set(_stateless(seed))
     try:
         return normal(shape, mean, stddev, dtype)
@@ -237,7 +289,15 @@ def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, 
         ELEMENT_RNG.reset(token)
 
 
-def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = np.float32, name: str | None = None, alg: Any = "auto_select") -> Any:
+def stateless_truncated_normal(
+    shape: Any,
+    seed: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = np.float32,
+    name: str | None = None,
+    alg: Any = "auto_select",
+) -> Any:
     token = ELEMENT_RNG.set(_stateless(seed))
     try:
         return truncated_normal(shape, mean, stddev, dtype)
@@ -245,10 +305,11 @@ def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: A
         ELEMENT_RNG.reset(token)
 
 
-def stateless_categorical(logits: Any, num_samples: Any, seed: Any, dtype: Any = np.int64, name: str | None = None) -> Any:
+def stateless_categorical(
+    logits: Any, num_samples: Any, seed: Any, dtype: Any = np.int64, name: str | None = None
+) -> Any:
     token = ELEMENT_RNG.set(_stateless(seed))
     try:
         return categorical(logits, num_samples, dtype)
     finally:
         ELEMENT_RNG.reset(token)
-

@@ -17,11 +17,15 @@ def _floats(value: Any, op: str) -> np.ndarray:
     return array
 
 
-def hann_window(window_length: Any, periodic: bool = True, dtype: Any = np.float32, name: str | None = None) -> np.ndarray:
+def hann_window(
+    window_length: Any, periodic: bool = True, dtype: Any = np.float32, name: str | None = None
+) -> np.ndarray:
     return _raised_cosine(int(window_length), periodic, dtype_arg(dtype), 0.5, 0.5)
 
 
-def hamming_window(window_length: Any, periodic: bool = True, dtype: Any = np.float32, name: str | None = None) -> np.ndarray:
+def hamming_window(
+    window_length: Any, periodic: bool = True, dtype: Any = np.float32, name: str | None = None
+) -> np.ndarray:
     return _raised_cosine(int(window_length), periodic, dtype_arg(dtype), 0.54, 0.46)
 
 
@@ -33,12 +37,22 @@ def _raised_cosine(n: int, periodic: bool, dtype: np.dtype, a: float, b: float) 
     return (a - b * np.cos(2 * np.pi * count / denominator)).astype(dtype)
 
 
-def frame(signal: Any, frame_length: Any, frame_step: Any, pad_end: bool = False, pad_value: Any = 0, axis: int = -1, name: str | None = None) -> np.ndarray:
+def frame(
+    signal: Any,
+    frame_length: Any,
+    frame_step: Any,
+    pad_end: bool = False,
+    pad_value: Any = 0,
+    axis: int = -1,
+    name: str | None = None,
+) -> np.ndarray:
     """Frames of ``frame_length`` every ``frame_step`` samples along ``axis`` (a new axis after it)."""
     array = as_tensor(signal) if is_tensor(signal) else infer(signal)
     length, step = int(np.asarray(frame_length)), int(np.asarray(frame_step))
     if length <= 0 or step <= 0:
-        raise InvalidArgumentError(f"frame: frame_length and frame_step must be positive, got {length} and {step}")
+        raise InvalidArgumentError(
+            f"frame: frame_length and frame_step must be positive, got {length} and {step}"
+        )
     a = axis % array.ndim
     n = array.shape[a]
     if pad_end:
@@ -84,7 +98,15 @@ def ifft(input: Any, name: str | None = None) -> np.ndarray:  # noqa: A002
     return np.fft.ifft(array).astype(array.dtype)
 
 
-def stft(signals: Any, frame_length: Any, frame_step: Any, fft_length: Any = None, window_fn: Callable | None = hann_window, pad_end: bool = False, name: str | None = None) -> np.ndarray:
+def stft(
+    signals: Any,
+    frame_length: Any,
+    frame_step: Any,
+    fft_length: Any = None,
+    window_fn: Callable | None = hann_window,
+    pad_end: bool = False,
+    name: str | None = None,
+) -> np.ndarray:
     """[..., frames, fft_length // 2 + 1] complex: windowed frames through a real FFT; ``fft_length``
     defaults to the smallest power of 2 enclosing ``frame_length``."""
     array = _floats(signals, "stft")
@@ -99,7 +121,9 @@ def stft(signals: Any, frame_length: Any, frame_step: Any, fft_length: Any = Non
     return result.astype(np.complex128 if array.dtype == np.float64 else np.complex64)
 
 
-def inverse_stft_window_fn(frame_step: int, forward_window_fn: Callable = hann_window, name: str | None = None) -> Callable:
+def inverse_stft_window_fn(
+    frame_step: int, forward_window_fn: Callable = hann_window, name: str | None = None
+) -> Callable:
     def window(frame_length: int, dtype: Any = np.float32) -> np.ndarray:
         forward = np.asarray(forward_window_fn(frame_length, dtype=dtype), dtype=np.float64)
         squared = forward**2
@@ -120,17 +144,32 @@ def _hz_to_mel(hz: np.ndarray) -> np.ndarray:
     return _MEL_HIGH_Q * np.log(1.0 + hz / _MEL_BREAK_HZ)
 
 
-def linear_to_mel_weight_matrix(num_mel_bins: int = 20, num_spectrogram_bins: int = 129, sample_rate: Any = 8000, lower_edge_hertz: float = 125.0, upper_edge_hertz: float = 3800.0, dtype: Any = np.float32, name: str | None = None) -> np.ndarray:
+def linear_to_mel_weight_matrix(
+    num_mel_bins: int = 20,
+    num_spectrogram_bins: int = 129,
+    sample_rate: Any = 8000,
+    lower_edge_hertz: float = 125.0,
+    upper_edge_hertz: float = 3800.0,
+    dtype: Any = np.float32,
+    name: str | None = None,
+) -> np.ndarray:
     """[num_spectrogram_bins, num_mel_bins] triangular filters on the HTK mel scale (bin 0, DC, is zero)."""
     rate = float(np.asarray(sample_rate))
-    if num_mel_bins <= 0 or lower_edge_hertz < 0 or lower_edge_hertz >= upper_edge_hertz or upper_edge_hertz > rate / 2:
+    if (
+        num_mel_bins <= 0
+        or lower_edge_hertz < 0
+        or lower_edge_hertz >= upper_edge_hertz
+        or upper_edge_hertz > rate / 2
+    ):
         raise ValueError(
             "linear_to_mel_weight_matrix: need num_mel_bins > 0 and 0 <= lower_edge_hertz < upper_edge_hertz <= sample_rate / 2"
         )
     nyquist = rate / 2.0
     linear = np.linspace(0.0, nyquist, num_spectrogram_bins)[1:]
     spectrogram_mel = _hz_to_mel(linear)[:, None]
-    edges = np.linspace(_hz_to_mel(np.float64(lower_edge_hertz)), _hz_to_mel(np.float64(upper_edge_hertz)), num_mel_bins + 2)
+    edges = np.linspace(
+        _hz_to_mel(np.float64(lower_edge_hertz)), _hz_to_mel(np.float64(upper_edge_hertz)), num_mel_bins + 2
+    )
     lower, center, upper = edges[:-2], edges[1:-1], edges[2:]
     lower_slopes = (spectrogram_mel - lower) / (center - lower)
     upper_slopes = (upper - spectrogram_mel) / (upper - center)

@@ -10,17 +10,25 @@ from ..core.errors import InvalidArgumentError
 from ..io.sparse import SparseTensor
 
 
-def to_dense(sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True, name: str | None = None) -> np.ndarray:
+def to_dense(
+    sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True, name: str | None = None
+) -> np.ndarray:
     """The dense tensor; ``validate_indices`` refuses repeated or unsorted indices, as TensorFlow."""
     if not isinstance(sp_input, SparseTensor):
         raise TypeError(f"Input must be a SparseTensor, got {type(sp_input).__name__}")
     if validate_indices and len(sp_input.indices) > 1:
-        flat = np.ravel_multi_index(tuple(sp_input.indices.T), sp_input.shape) if sp_input.indices.size else np.zeros(0)
+        flat = (
+            np.ravel_multi_index(tuple(sp_input.indices.T), sp_input.shape)
+            if sp_input.indices.size
+            else np.zeros(0)
+        )
         steps = np.diff(flat)
         if (steps == 0).any():
             raise InvalidArgumentError("SparseToDense: indices are repeated")
         if (steps < 0).any():
-            raise InvalidArgumentError("SparseToDense: indices are not in lexicographic order (use tf.sparse.reorder)")
+            raise InvalidArgumentError(
+                "SparseToDense: indices are not in lexicographic order (use tf.sparse.reorder)"
+            )
     return sp_input.to_dense(default_value)
 
 

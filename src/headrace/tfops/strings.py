@@ -28,8 +28,14 @@ def _apply(fn: Callable, *arrays: np.ndarray, otype: Any = object) -> np.ndarray
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
-        raise InvalidArgumentError(f"Incompatible shapes: {' vs. '.join(str(list(a.shape)) for a in arrays)}") from None
-    result = np.frompyfunc(fn, len(arrays), 1)(*arrays) if shape or arrays[0].ndim else fn(*(a[()] for a in arrays))
+        raise InvalidArgumentError(
+            f"Incompatible shapes: {' vs. '.join(str(list(a.shape)) for a in arrays)}"
+        ) from None
+    result = (
+        np.frompyfunc(fn, len(arrays), 1)(*arrays)
+        if shape or arrays[0].ndim
+        else fn(*(a[()] for a in arrays))
+    )
     array = np.asarray(result, dtype=object).reshape(shape)
     return array if otype is object else array.astype(otype)
 
@@ -70,7 +76,9 @@ def join(inputs: Any, separator: str = "", name: str | None = None) -> Any:
     return out(_apply(lambda *parts: sep.join(parts), *arrays))
 
 
-def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False, separator: str = "", name: str | None = None) -> Any:
+def reduce_join(
+    inputs: Any, axis: Any = None, keepdims: bool = False, separator: str = "", name: str | None = None
+) -> Any:
     array = _strings(inputs)
     sep = separator.encode() if isinstance(separator, str) else bytes(separator)
     if axis is None:
@@ -80,7 +88,9 @@ def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False, separator
         return out(result)
     a = int(axis)
     if not -array.ndim <= a < array.ndim:
-        raise InvalidArgumentError(f"ReduceJoin: Invalid reduction dimension {a} for input with {array.ndim} dimension(s)")
+        raise InvalidArgumentError(
+            f"ReduceJoin: Invalid reduction dimension {a} for input with {array.ndim} dimension(s)"
+        )
     moved = np.moveaxis(array, a, -1)
     joined = np.empty(moved.shape[:-1], dtype=object)
     for index in np.ndindex(joined.shape):
@@ -116,7 +126,9 @@ def _ragged_or_list(pieces: np.ndarray, dtype: Any = object) -> Any:
     if pieces.ndim == 0:
         return np.array(pieces[()], dtype=dtype).reshape(-1)
     if pieces.ndim != 1:
-        raise InvalidArgumentError(f"only scalars and vectors of strings are supported here, got rank {pieces.ndim}")
+        raise InvalidArgumentError(
+            f"only scalars and vectors of strings are supported here, got rank {pieces.ndim}"
+        )
     rows = pieces.tolist()
     values = np.array([item for row in rows for item in row], dtype=dtype).reshape(-1)
     return Ragged.from_row_lengths(values, [len(row) for row in rows])
@@ -145,7 +157,9 @@ def _decode(s: bytes, encoding: str, errors: str, replacement_char: int) -> list
     codec = encoding.lower().replace("-", "")
     python = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}.get(codec)
     if python is None:
-        raise InvalidArgumentError(f"input_encoding must be one of UTF-8, UTF-16-BE, UTF-32-BE, got {encoding!r}")
+        raise InvalidArgumentError(
+            f"input_encoding must be one of UTF-8, UTF-16-BE, UTF-32-BE, got {encoding!r}"
+        )
     if errors == "strict":
         try:
             return list(s.decode(python))
@@ -158,23 +172,57 @@ def _decode(s: bytes, encoding: str, errors: str, replacement_char: int) -> list
     return list(s.decode(python, "replace").replace("\ufffd", chr(replacement_char)))
 
 
-def unicode_split(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533, name: str | None = None) -> Any:  # noqa: A002
+def unicode_split(
+    input: Any,
+    input_encoding: str,
+    errors: str = "replace",
+    replacement_char: int = 65533,
+    name: str | None = None,
+) -> Any:  # noqa: A002
     """The characters of each string, each encoded back as ``input_encoding`` bytes."""
     array = _strings(input)
-    codec = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}.get(input_encoding.lower().replace("-", ""), "utf-8")
-    return _ragged_or_list(_per_string(lambda s: [c.encode(codec) for c in _decode(s, input_encoding, errors, replacement_char)], array))
+    codec = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}.get(
+        input_encoding.lower().replace("-", ""), "utf-8"
+    )
+    return _ragged_or_list(
+        _per_string(
+            lambda s: [c.encode(codec) for c in _decode(s, input_encoding, errors, replacement_char)], array
+        )
+    )
 
 
-def unicode_decode(input: Any, input_encoding: str, errors: str = "replace", replacement_char: int = 65533, replace_control_characters: bool = False, name: str | None = None) -> Any:  # noqa: A002
-    return _ragged_or_list(_per_string(lambda s: [ord(c) for c in _decode(s, input_encoding, errors, replacement_char)], _strings(input)), np.int32)
+def unicode_decode(
+    input: Any,
+    input_encoding: str,
+    errors: str = "replace",
+    replacement_char: int = 65533,
+    replace_control_characters: bool = False,
+    name: str | None = None,
+) -> Any:  # noqa: A002
+    return _ragged_or_list(
+        _per_string(
+            lambda s: [ord(c) for c in _decode(s, input_encoding, errors, replacement_char)], _strings(input)
+        ),
+        np.int32,
+    )
 
 
-def unicode_encode(input: Any, output_encoding: str, errors: str = "replace", replacement_char: int = 65533, name: str | None = None) -> Any:  # noqa: A002
+def unicode_encode(
+    input: Any,
+    output_encoding: str,
+    errors: str = "replace",
+    replacement_char: int = 65533,
+    name: str | None = None,
+) -> Any:  # noqa: A002
     from ..io.ragged import Ragged  # noqa: PLC0415
 
-    codec = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}[output_encoding.lower().replace("-", "")]
+    codec = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}[
+        output_encoding.lower().replace("-", "")
+    ]
     if isinstance(input, Ragged):
-        return np.array([("".join(chr(c) for c in row)).encode(codec) for row in input.to_list()], dtype=object)
+        return np.array(
+            [("".join(chr(c) for c in row)).encode(codec) for row in input.to_list()], dtype=object
+        )
     codes = np.asarray(input)
     if codes.ndim == 1:
         return "".join(chr(int(c)) for c in codes).encode(codec)
@@ -190,7 +238,9 @@ def _pattern(pattern: Any) -> re.Pattern:
         raise InvalidArgumentError(f"Invalid pattern: {raw!r}, error: {exc}") from None
 
 
-def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool = True, name: str | None = None) -> Any:  # noqa: A002
+def regex_replace(
+    input: Any, pattern: Any, rewrite: Any, replace_global: bool = True, name: str | None = None
+) -> Any:  # noqa: A002
     array = _strings(input)
     compiled = _pattern(pattern)
     raw = rewrite[()] if is_tensor(rewrite) else rewrite
@@ -235,7 +285,12 @@ def to_number(string_tensor: Any, out_type: Any = np.float32, name: str | None =
     """Parse numbers; a string that is not one is an InvalidArgumentError."""
     array = _strings(string_tensor)
     target = dtype_arg(out_type)
-    check_dtype("StringToNumber", target, tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64)), "out_type")
+    check_dtype(
+        "StringToNumber",
+        target,
+        tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64)),
+        "out_type",
+    )
 
     def parse(s: bytes) -> Any:
         text = s.decode("ascii", "replace").strip()
@@ -248,11 +303,15 @@ def to_number(string_tensor: Any, out_type: Any = np.float32, name: str | None =
                 if not info.min <= value <= info.max:
                     raise ValueError
                 return value
-            if not re.fullmatch(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|infinity|nan)", text, re.IGNORECASE):
+            if not re.fullmatch(
+                r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|infinity|nan)", text, re.IGNORECASE
+            ):
                 raise ValueError
             return float(text)
         except ValueError:
-            raise InvalidArgumentError(f"StringToNumberOp could not correctly convert string: {s.decode('utf-8', 'replace')}") from None
+            raise InvalidArgumentError(
+                f"StringToNumberOp could not correctly convert string: {s.decode('utf-8', 'replace')}"
+            ) from None
 
     return out(_apply(parse, array).astype(target))
 
@@ -260,15 +319,32 @@ def to_number(string_tensor: Any, out_type: Any = np.float32, name: str | None =
 string_to_number = to_number
 
 
-def as_string(input: Any, precision: int = -1, scientific: bool = False, shortest: bool = False, width: int = -1, fill: str = "", name: str | None = None) -> Any:  # noqa: A002
+def as_string(
+    input: Any,
+    precision: int = -1,
+    scientific: bool = False,
+    shortest: bool = False,
+    width: int = -1,
+    fill: str = "",
+    name: str | None = None,
+) -> Any:  # noqa: A002
     """Numbers as text, printf-style as TensorFlow formats them (%f with 6 digits for floats)."""
     array = as_tensor(input) if is_tensor(input) else infer(input)
     if array.dtype == STRING:
         return out(array)
     flags = ("0" if fill == "0" else "") + ("" if width < 0 else str(width))
     if array.dtype.kind == "f":
-        spec = "%" + flags + ("" if precision < 0 else f".{precision}") + ("g" if shortest else "e" if scientific else "f")
-        fn: Callable = lambda v: (spec % v).encode() if np.isfinite(v) else (("-" if v < 0 else "") + ("inf" if np.isinf(v) else "nan")).encode()
+        spec = (
+            "%"
+            + flags
+            + ("" if precision < 0 else f".{precision}")
+            + ("g" if shortest else "e" if scientific else "f")
+        )
+        fn: Callable = lambda v: (
+            (spec % v).encode()
+            if np.isfinite(v)
+            else (("-" if v < 0 else "") + ("inf" if np.isinf(v) else "nan")).encode()
+        )
     elif array.dtype.kind in "iu":
         spec = "%" + flags + "d"
         fn = lambda v: (spec % v).encode()
@@ -282,12 +358,16 @@ def as_string(input: Any, precision: int = -1, scientific: bool = False, shortes
     return out(result)
 
 
-def format(template: str, inputs: Any, placeholder: str = "{}", summarize: int = 3, name: str | None = None) -> Any:  # noqa: A001
+def format(
+    template: str, inputs: Any, placeholder: str = "{}", summarize: int = 3, name: str | None = None
+) -> Any:  # noqa: A001
     from .control import _format  # noqa: PLC0415
 
     values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     parts = template.split(placeholder)
     if len(parts) - 1 != values.__len__():
-        raise ValueError(f"num placeholders in template and num inputs must match: {len(parts) - 1} vs. {values.__len__()}")
+        raise ValueError(
+            f"num placeholders in template and num inputs must match: {len(parts) - 1} vs. {values.__len__()}"
+        )
     text = parts[0] + "".join(_format(v, summarize) + p for v, p in zip(values, parts[1:]))
     return text.encode()

@@ -86,7 +86,9 @@ class TensorArray:
 
     def _zeros(self) -> np.ndarray:
         if not self._element_shape.is_fully_defined():
-            raise InvalidArgumentError("TensorArray: reading an element never written needs a fully defined element_shape")
+            raise InvalidArgumentError(
+                "TensorArray: reading an element never written needs a fully defined element_shape"
+            )
         return np.zeros(self._element_shape.as_list(), dtype=self._dtype)
 
     def read(self, index: Any, name: Any = None) -> Any:
@@ -141,7 +143,9 @@ class TensorArray:
         array = as_tensor(value) if is_tensor(value) else python_as(value, self._dtype)
         bounds = np.cumsum(np.asarray(lengths).reshape(-1))
         if bounds.size and bounds[-1] != len(array):
-            raise InvalidArgumentError(f"TensorArray.split: lengths sum to {bounds[-1]} but value has {len(array)} rows")
+            raise InvalidArgumentError(
+                f"TensorArray.split: lengths sum to {bounds[-1]} but value has {len(array)} rows"
+            )
         for i, piece in enumerate(np.split(array, bounds[:-1])):
             self.write(i, piece)
         return self
