@@ -46,6 +46,24 @@ from .readers import CsvDataset, FixedLengthRecordDataset, TextLineDataset
 from .recipes import shuffled_records
 from .version import __version__
 
+
+def __getattr__(name: str):
+    # TensorFlow's op names (tf.cast, tf.strings, tf.random ...) for `import headrace as tf`; loaded on
+    # first use so a plain pipeline never imports them.
+    from .tfops import EXPORTS  # noqa: PLC0415
+
+    try:
+        return EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'headrace' has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    from .tfops import EXPORTS  # noqa: PLC0415
+
+    return sorted({*globals(), *EXPORTS})
+
+
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",

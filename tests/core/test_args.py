@@ -60,8 +60,8 @@ def test_reduce_result_as_argument():
 
 def test_refusals_show_the_value_not_its_numpy_repr():
     with pytest.raises(hr.InvalidArgumentError) as info:
-        D.range(3).repeat(np.int64(-3))
-    assert "count=-3 is not allowed" in str(info.value) and "np.int64" not in str(info.value)
+        D.range(3).shuffle(np.int64(-3))
+    assert "buffer_size=-3 is not allowed" in str(info.value) and "np.int64" not in str(info.value)
     with pytest.raises(hr.InvalidArgumentError, match="batch_size"):
         D.range(3).batch(np.float32(2))
     with pytest.raises(hr.InvalidArgumentError, match="buffer_size"):

@@ -56,7 +56,7 @@ F = lambda: D.range(5)  # noqa: E731
     [
         (U, 0, 0),
         (U, 2, -2),
-        (U, None, -2),  # tf.data says -1, but an unknown input may be empty, and then repeat() ends
+        (U, None, -1),  # as tf.data, though an unknown input may be empty (then repeat() ends, as in tf)
         (I, 0, 0),
         (I, 2, -1),
         (I, None, -1),
@@ -73,7 +73,12 @@ def test_repeat_cardinality(make, count, expected):
     assert make().repeat(count).cardinality() == expected
 
 
-@pytest.mark.parametrize("count", [-2, 1.5, "2", True])
+def test_repeat_negative_count_means_forever_as_in_tf():
+    assert values(D.range(2).repeat(-3).take(5)) == [0, 1, 0, 1, 0]
+    assert D.range(2).repeat(-3).cardinality() == hr.INFINITE_CARDINALITY
+
+
+@pytest.mark.parametrize("count", [1.5, "2", True])
 def test_repeat_invalid_count(count):
     with pytest.raises(hr.InvalidArgumentError, match="^count="):
         D.range(3).repeat(count)

@@ -65,7 +65,12 @@ def test_skip_cardinality(make, count, expected):
     assert make().skip(count).cardinality() == expected
 
 
-@pytest.mark.parametrize("count", [-2, 1.5, None, False])
+def test_skip_negative_count_means_all_as_in_tf():
+    # tf.data reads any negative count as -1
+    assert values(D.range(3).skip(-5)) == [] and D.range(3).skip(-5).cardinality() == 0
+
+
+@pytest.mark.parametrize("count", [1.5, None, False])
 def test_skip_invalid_count(count):
     with pytest.raises(hr.InvalidArgumentError, match="^count="):
         D.range(3).skip(count)

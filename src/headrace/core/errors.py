@@ -9,8 +9,33 @@ class HeadraceError(Exception):
     """Base class of every error headrace raises itself (user exceptions pass through unchanged)."""
 
 
-class InvalidArgumentError(HeadraceError, ValueError):
+class OpError(HeadraceError):
+    """tf.errors.OpError: the base of TensorFlow's error classes that headrace raises (``tf.errors.*``).
+
+    Takes a message, or TensorFlow's ``(node_def, op, message)``; ``message``, ``op``, ``node_def`` and
+    ``error_code`` read as on TensorFlow's errors.
+    """
+
+    error_code = 2  # UNKNOWN
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 3 and not isinstance(args[0], str):  # tf's (node_def, op, message)
+            self.node_def, self.op = args[0], args[1]
+            args = (args[2],)
+        super().__init__(*args)
+
+    node_def: object = None
+    op: object = None
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidArgumentError(OpError, ValueError):
     """An argument given when building a pipeline is not allowed; the message names it and what is."""
+
+    error_code = 3
 
 
 class StructureError(HeadraceError, ValueError):
@@ -21,8 +46,10 @@ class CheckpointError(HeadraceError, ValueError):
     """A saved iterator state cannot be restored into this pipeline."""
 
 
-class DataLossError(HeadraceError, IOError):
+class DataLossError(OpError, IOError):
     """Stored data is damaged: bad checksum, truncated record, bad compressed stream."""
+
+    error_code = 15
 
 
 class UserStopIteration(HeadraceError, RuntimeError):

@@ -39,8 +39,8 @@ def to_array(leaf: Any) -> np.ndarray:
     >>> to_array(1.5).dtype, to_array([1, 2]).dtype, to_array(b"a").dtype
     (dtype('float32'), dtype('int64'), dtype('O'))
     """
-    if isinstance(leaf, np.ndarray) and leaf.dtype.kind != "U":
-        return leaf
+    if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "US":
+        return leaf  # numpy bytes (S) arrays become object arrays of bytes below, as tf.string
     if isinstance(leaf, np.generic) and not isinstance(leaf, np.str_):
         return np.asarray(leaf)
     if isinstance(leaf, (bytes, str)):
@@ -187,6 +187,39 @@ class TensorShape:
         return "TensorShape(None)" if self.dims is None else f"TensorShape({list(self.dims)})"
 
 
+class SpecShape(tuple):
+    """A known-rank ``TensorSpec.shape``: the tuple it always was (``None`` for unknown sizes), plus
+    ``TensorShape``'s ``rank``, ``as_list``, ``is_compatible_with``, ``is_fully_defined`` as in tf.
+
+    >>> TensorSpec((None, 3)).shape.rank, TensorSpec((None, 3)).shape.is_compatible_with([2, 3])
+    (2, True)
+    """
+
+    __slots__ = ()
+
+    @property
+    def rank(self) -> int:
+        return len(self)
+
+    ndims = rank
+
+    @property
+    def dims(self) -> tuple:
+        return tuple(self)
+
+    def as_list(self) -> list:
+        return list(self)
+
+    def is_fully_defined(self) -> bool:
+        return None not in self
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return TensorShape(list(self)).is_compatible_with(other)
+
+    def num_elements(self) -> int | None:
+        return TensorShape(list(self)).num_elements()
+
+
 class TensorSpec:
     """Shape and dtype of a leaf. ``shape`` entries are ints or ``None`` (unknown); ``shape=None``
     means even the rank is unknown.
@@ -206,7 +239,7 @@ class TensorSpec:
         elif isinstance(shape, int) and not isinstance(shape, bool):
             shape = (shape,)  # as tf.TensorShape(3)
         if shape is not None:
-            shape = tuple(None if d is None else int(d) for d in shape)
+            shape = SpecShape(None if d is None else int(d) for d in shape)
             for d in shape:
                 if d is not None and d < 0:
                     raise InvalidArgumentError(f"shape={shape} is not allowed: sizes must be >= 0 or None")

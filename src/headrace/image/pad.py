@@ -44,11 +44,20 @@ def pad_to_bounding_box(
     return out
 
 
-def _paddings(padding: Any, fn: str) -> tuple[tuple[int, int], tuple[int, int]]:
+def _paddings(padding: Any, fn: str, rank: int = 3) -> tuple[tuple[int, int], tuple[int, int]]:
     try:
         values = np.asarray(padding)
     except ValueError:  # ragged nesting
         values = np.asarray(0.5)
+    if values.dtype.kind in "ui" and values.shape == (rank, 2) and rank > 2:
+        # tf.pad's form, one (before, after) row per dimension: only height and width may be padded
+        others = np.delete(values, [rank - 3, rank - 2], axis=0)
+        if np.any(others != 0):
+            raise InvalidArgumentError(
+                f"{fn}: padding={values.tolist()} pads a dimension other than height and width; only the "
+                "rows of height and width may be non-zero (use headrace.pad for other dimensions)"
+            )
+        values = values[rank - 3 : rank - 1]
     if values.dtype.kind in "ui" and values.shape in ((), (2,), (2, 2)) and np.all(values >= 0):
         grid = np.broadcast_to(values.reshape(values.shape + (1,) * (2 - values.ndim)), (2, 2))
         return (int(grid[0, 0]), int(grid[0, 1])), (int(grid[1, 0]), int(grid[1, 1]))
@@ -59,7 +68,8 @@ def _paddings(padding: Any, fn: str) -> tuple[tuple[int, int], tuple[int, int]]:
 
 
 def pad(image: Any, padding: Any, mode: str = "constant", constant_values: float = 0) -> np.ndarray:
-    """Pad the height and width: ``padding`` is an int, ``(height, width)`` or ``((top, bottom), (left, right))``.
+    """Pad the height and width: ``padding`` is an int, ``(height, width)``, ``((top, bottom), (left, right))``
+    or tf.pad's one row per dimension (``[[0, 0], [top, bottom], [left, right], [0, 0]]``).
 
     ``mode`` is ``constant`` (``constant_values``: a scalar or one per channel), ``reflect`` (dcb|abcd|cba, tf's REFLECT),
     ``symmetric`` (cba|abcd|dcb, tf's SYMMETRIC) or ``edge`` (aaa|abcd|ddd); tf's upper-case names work.
@@ -74,7 +84,7 @@ def pad(image: Any, padding: Any, mode: str = "constant", constant_values: float
         raise InvalidArgumentError(
             f"{fn}: mode={mode!r} is not allowed: 'constant', 'reflect', 'symmetric' or 'edge'"
         )
-    (top, bottom), (left, right) = _paddings(padding, fn)
+    (top, bottom), (left, right) = _paddings(padding, fn, array.ndim)
     if key != "constant" and 0 in array.shape[-3:-1] and top + bottom + left + right:
         raise InvalidArgumentError(f"{fn}: mode={mode!r} cannot pad an empty image (shape {array.shape})")
     widths = [(0, 0)] * (array.ndim - 3) + [(top, bottom), (left, right), (0, 0)]

@@ -109,3 +109,12 @@ __all__ = [
     "write_file",
     "write_shards",
 ]
+
+
+def __getattr__(name: str):
+    # tf.io.gfile for `import headrace as tf`, loaded on first use (it lives with the other tf ops)
+    if name == "gfile":
+        from ..tfops import gfile  # noqa: PLC0415
+
+        return gfile
+    raise AttributeError(f"module 'headrace.io' has no attribute {name!r}")

@@ -110,10 +110,19 @@ class TFRecordWriter:
         *,
         index: bool = False,
         storage_options: dict | None = None,
+        options: Any = None,
     ):
         self.path = as_path(path)
         self.storage_options = check_storage_options(storage_options, "TFRecordWriter")
-        self.compression = normalize_compression(compression_type)
+        if options is not None:  # tf.io.TFRecordWriter(path, options=TFRecordOptions(...) or "GZIP")
+            if compression_type is not None:
+                raise InvalidArgumentError(
+                    f"TFRecordWriter: pass compression_type={compression_type!r} or options={options!r}, not both"
+                )
+            compression_type = options
+        self.compression = normalize_compression(
+            compression_type, "options" if options is not None else "compression_type"
+        )
         check(isinstance(index, bool), "index", index, "True or False")
         self.closed = True  # until the file is open, so close() after a failed open does nothing
         try:

@@ -10,7 +10,15 @@ from ..core.closures import freeze
 from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError, InvalidArgumentError, check
 from ..core.naming import describe
-from ..core.node import AUTOTUNE, Context, Node, NodeIterator, open_user_dataset
+from ..core.node import (
+    AUTOTUNE,
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Context,
+    Node,
+    NodeIterator,
+    open_user_dataset,
+)
 from ..core.state import encode_element
 
 
@@ -95,6 +103,13 @@ class InterleaveNode(Node):
     def describe_args(self) -> str:
         function = self.name or describe(self.map_func)
         return f"{function}, cycle_length={self.cycle_length}, block_length={self.block_length}"
+
+    def cardinality(self) -> int:
+        # tf.data: a parallel interleave (num_parallel_calls given) over an endless input is endless;
+        # anything else is unknown (the sub-datasets' sizes are not known before they are opened).
+        if self.num_parallel_calls is not None and self.parents[0].cardinality() == INFINITE_CARDINALITY:
+            return INFINITE_CARDINALITY
+        return UNKNOWN_CARDINALITY
 
     def iterator(self, ctx: Context) -> NodeIterator:
         # The one place that chooses how the cycle is run.

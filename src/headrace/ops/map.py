@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import inspect
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -26,7 +27,9 @@ class MapNode(Node):
     "process", or None to measure and choose) in the background; ``deterministic`` (default:
     ``Options.deterministic``) keeps the serial order. With ``seed``, the function also receives
     ``rng=``, a numpy Generator derived from (seed, epoch, element position): the same outputs for
-    any parallelism and executor. See ``docs/parallel.md``.
+    any parallelism and executor. A function without an ``rng`` parameter is called without it, and
+    ``headrace.random.*`` inside it (``tf.random.uniform`` ported) draws from that stream. See
+    ``docs/parallel.md``.
     """
 
     op = "map"
@@ -70,6 +73,8 @@ class MapNode(Node):
             _check_picklable(map_func)
         super().__init__(parent)
         self.map_func = freeze(map_func)
+        if seed is not None and not takes_rng(map_func):
+            self.map_func = WithoutRng(self.map_func)
         self.num_parallel_calls = num_parallel_calls
         self.deterministic = deterministic
         self.name = name
@@ -77,7 +82,8 @@ class MapNode(Node):
         self.seed = seed
 
     def describe_args(self) -> str:
-        function = self.name or describe(self.map_func)
+        fn = self.map_func.fn if isinstance(self.map_func, WithoutRng) else self.map_func
+        function = self.name or describe(fn)
         return function if self.seed is None else f"{function}, seed={self.seed}"
 
     def cardinality(self) -> int:
@@ -156,6 +162,29 @@ class FusedFunction:
 
     def __repr__(self) -> str:
         return f"{describe(self.first)} -> {describe(self.second)}"
+
+
+def takes_rng(fn: Callable) -> bool:
+    """Whether ``fn`` accepts ``rng=`` (a parameter of that name, or ``**kwargs``); True when unknown."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "rng" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+class WithoutRng:
+    """A seeded map's function that takes no ``rng``: called without it (its ``headrace.random`` draws
+    use the element's stream, set by ``runtime.calls.apply``); picklable."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+
+    def __call__(self, *args: Any, rng: Any = None) -> Any:
+        return self.fn(*args)
+
+    def __repr__(self) -> str:
+        return describe(self.fn)
 
 
 def _check_picklable(map_func: Callable) -> None:

@@ -19,13 +19,13 @@ class RepeatNode(Node):
     def __init__(self, parent: Node, count: int | None = None, name: str | None = None):
         count = integer(count)
         check(
-            count is None or (isinstance(count, int) and not isinstance(count, bool) and count >= -1),
+            count is None or (isinstance(count, int) and not isinstance(count, bool)),
             "count",
             count,
-            "None, -1 (forever) or an int >= 0",
+            "None or an int (negative: forever)",
         )
         super().__init__(parent)
-        self.count = -1 if count is None else count
+        self.count = -1 if count is None else max(count, -1)  # tf.data reads any negative count as -1
         self.name = name
 
     def is_noop(self) -> bool:
@@ -66,7 +66,7 @@ class RepeatNode(Node):
         if self.count == 0 or n == 0:
             return 0
         if self.count == -1:
-            return UNKNOWN_CARDINALITY if n == UNKNOWN_CARDINALITY else INFINITE_CARDINALITY
+            return INFINITE_CARDINALITY  # as tf.data, even for an input of unknown size
         if n in (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY):
             return n
         return n * self.count

@@ -16,13 +16,10 @@ class SkipNode(Node):
     def __init__(self, parent: Node, count: int, name: str | None = None):
         count = integer(count)
         check(
-            isinstance(count, int) and not isinstance(count, bool) and count >= -1,
-            "count",
-            count,
-            "-1 (all) or an int >= 0",
+            isinstance(count, int) and not isinstance(count, bool), "count", count, "an int (negative: all)"
         )
         super().__init__(parent)
-        self.count = count
+        self.count = max(count, -1)  # tf.data reads any negative count as -1
         self.name = name
 
     def is_noop(self) -> bool:

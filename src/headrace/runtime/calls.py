@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
+from ..core.element_random import ELEMENT_RNG
+
 
 class _Key(ISeedSequence):
     """Hands Philox its two key words as they are (a SeedSequence would hash them, slowly)."""
@@ -49,12 +51,17 @@ def element_rng(seed: int, iteration: int, epoch: int, position: int) -> np.rand
 
 
 def apply(fn: Callable, element: Any, rng_key: tuple[int, int, int, int] | None) -> Any:
-    """``fn(element)`` with tuples unpacked (as ``core.node.call``), plus ``rng=`` when seeded."""
+    """``fn(element)`` with tuples unpacked (as ``core.node.call``), plus ``rng=`` when seeded; the
+    generator is also the element's stream for ``headrace.random.*`` called inside ``fn``."""
     if rng_key is None:
         if type(element) is tuple:
             return fn(*element)
         return fn(element)
     rng = element_rng(*rng_key)
-    if type(element) is tuple:
-        return fn(*element, rng=rng)
-    return fn(element, rng=rng)
+    token = ELEMENT_RNG.set(rng)
+    try:
+        if type(element) is tuple:
+            return fn(*element, rng=rng)
+        return fn(element, rng=rng)
+    finally:
+        ELEMENT_RNG.reset(token)

@@ -1,0 +1,48 @@
+"""tf.dtypes: the dtype names (numpy dtypes here), ``as_dtype``, ``DType`` and ``cast``."""
+
+from ..core.dtypes import (
+    DType,
+    as_dtype,
+    bool,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    string,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .math import cast, saturate_cast
+
+__all__ = [
+    "DType",
+    "as_dtype",
+    "bool",
+    "cast",
+    "complex64",
+    "complex128",
+    "double",
+    "float16",
+    "float32",
+    "float64",
+    "half",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "saturate_cast",
+    "string",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+]
