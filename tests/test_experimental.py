@@ -23,6 +23,35 @@ def test_data_namespace_mirrors_tf_data():
         assert getattr(E, name) is not None
 
 
+# tf.data.experimental's public names (TensorFlow 2.16); headrace may offer fewer, never others.
+TF_DATA_EXPERIMENTAL = set(
+    """AUTOTUNE AutoShardPolicy AutotuneAlgorithm AutotuneOptions Counter CsvDataset DatasetInitializer
+    DatasetStructure DistributeOptions ExternalStatePolicy INFINITE_CARDINALITY OptimizationOptions
+    Optional OptionalStructure RaggedTensorStructure RandomDataset Reducer SHARD_HINT SparseTensorStructure
+    SqlDataset Structure TFRecordWriter TensorArrayStructure TensorStructure ThreadingOptions
+    UNKNOWN_CARDINALITY assert_cardinality at bucket_by_sequence_length cardinality choose_from_datasets
+    copy_to_device dense_to_ragged_batch dense_to_sparse_batch enable_debug_mode enumerate_dataset
+    from_list from_variant get_next_as_optional get_single_element get_structure group_by_reducer
+    group_by_window ignore_errors index_table_from_dataset load make_batched_features_dataset
+    make_csv_dataset make_saveable_from_iterator map_and_batch map_and_batch_with_legacy_function
+    pad_to_cardinality parallel_interleave parse_example_dataset prefetch_to_device rejection_resample
+    sample_from_datasets save scan service shuffle_and_repeat snapshot table_from_dataset take_while
+    to_variant unbatch unique""".split()
+)
+
+
+def test_experimental_public_names_are_tf_data_experimental_names():
+    # No typing helpers or internals (Any, Callable, annotations, Dataset ...) in the public namespace.
+    public = {name for name in dir(E) if not name.startswith("_")}
+    assert public == set(E.__all__)
+    assert public <= TF_DATA_EXPERIMENTAL, sorted(public - TF_DATA_EXPERIMENTAL)
+    try:
+        import tensorflow as tf  # noqa: PLC0415 (optional: a stronger check where it is installed)
+    except ImportError:
+        return
+    assert public <= set(dir(tf.data.experimental))
+
+
 def test_transformations_for_apply():
     assert values(D.range(4).apply(E.scan(0, lambda s, x: (s + x, s)))) == [0, 0, 1, 3]
     assert values(D.range(9).apply(E.take_while(lambda x: x < 3))) == [0, 1, 2]

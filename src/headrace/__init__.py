@@ -41,6 +41,7 @@ from .core.options import Options
 from .core.spec import TensorShape, TensorSpec, string
 from .dataset import Dataset, TFRecordDataset
 from .iterator import Iterator
+from .keras_hook import install as _install_keras_hook
 from .ops.map import batch_safe
 from .readers import CsvDataset, FixedLengthRecordDataset, TextLineDataset
 from .recipes import shuffled_records
@@ -113,3 +114,6 @@ __all__ = [
     "uint32",
     "uint64",
 ]
+
+# Last, so that headrace is complete: Keras takes headrace Datasets once it is imported, before or after.
+_install_keras_hook()

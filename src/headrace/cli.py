@@ -13,7 +13,7 @@ from .version import __version__
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo  # the demo pulls in every area; keep `headrace --version` instant
 
-    return run_demo(quick=args.quick)
+    return run_demo(quick=args.quick, out=args.out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,6 +22,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = commands.add_parser("demo", help="generate a sample dataset and run a training-like loop over it")
     demo.add_argument("--quick", action="store_true", help="a smaller dataset, for tests")
+    demo.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where to keep the profile pages, traces and TensorBoard files (default: a new temporary "
+        "folder); the demo's data is always written to a temporary folder and deleted",
+    )
     demo.set_defaults(handler=_demo)
     from .io import cli as io_cli  # noqa: PLC0415 (one edit at this marker)
 

@@ -179,9 +179,11 @@ class Dataset:
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """One element per row of the leading dimension of every component.
 
-        Elements are read-only views. A writable array is copied once here, as tf.data does, so
-        changing it afterwards does not change the dataset; read-only arrays and memory maps are
-        used in place (see docs/remote_storage.md, "Outputs are the user's own").
+        Elements are read-only views: copy with ``np.array(x)`` to edit one in place (an in-place
+        edit raises numpy's "assignment destination is read-only"). A writable array is copied once
+        here, as tf.data does, so changing it afterwards does not change the dataset; read-only
+        arrays and memory maps are used in place (see docs/remote_storage.md, "Outputs are the
+        user's own").
 
         >>> [(int(a), b) for a, b in Dataset.from_tensor_slices(([1, 2], [b"x", b"y"]))]
         [(1, b'x'), (2, b'y')]
@@ -190,7 +192,7 @@ class Dataset:
 
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
-        """A single element.
+        """A single element, its arrays read-only (copy with ``np.array(x)`` to edit one in place).
 
         >>> [x.tolist() for x in Dataset.from_tensors([1, 2])]
         [[1, 2]]
@@ -718,8 +720,8 @@ class Dataset:
     ) -> Dataset:
         """Keep the elements of the first complete pass; later passes read them instead of the input.
 
-        ``filename=""`` keeps them in memory, as read-only copies that every pass hands out (copy an
-        element before changing it in place). A filename streams them to that file as they pass; it
+        ``filename=""`` keeps them in memory, as read-only copies that every pass hands out (copy with
+        ``np.array(x)`` to edit one in place). A filename streams them to that file as they pass; it
         appears only when the pass completes (an interrupted run leaves nothing that looks complete),
         is keyed by a fingerprint of the pipeline above (change a function or argument and it is
         rebuilt, not reused) and holds no pickle. See docs/cache.md. A ``protocol://`` filename (with

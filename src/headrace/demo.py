@@ -140,8 +140,14 @@ def holdout(folder: str, count: int) -> tuple[np.ndarray, np.ndarray]:
     return image.normalize(pixels / 255.0, MEAN, STD).reshape(count, -1).astype(np.float32), examples["label"]
 
 
-def run_demo(quick: bool = False) -> int:
+def run_demo(quick: bool = False, out: str | None = None) -> int:
+    """Run the demo. Its data goes to a fresh temporary folder, deleted at the end; the profile pages,
+    traces and TensorBoard files go to ``out`` (default: a fresh temporary folder, kept and named)."""
     num_images = 1_280 if quick else 6_400
+    if out is None:
+        out = tempfile.mkdtemp(prefix="headrace-demo-profile-")
+    else:
+        os.makedirs(out, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="headrace-demo-")
     try:
         print(
@@ -171,8 +177,6 @@ def run_demo(quick: bool = False) -> int:
             )
             print(stats.report())
             # Kept after the demo's data is deleted: the page, the trace and TensorBoard files.
-            out = os.path.join(tempfile.gettempdir(), "headrace-demo-profile")
-            os.makedirs(out, exist_ok=True)
             page = stats.save_html(os.path.join(out, f"{title}.html"))
             trace = stats.save_trace(os.path.join(out, f"{title}.trace.json"))
             stats.save_tensorboard(os.path.join(out, "tensorboard"), run=title)

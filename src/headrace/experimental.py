@@ -11,11 +11,10 @@ Transformations are returned as functions for ``Dataset.apply``, as in tf.data; 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import typing as _typing
 
-from .core.elements import ElementsNode
-from .core.errors import InvalidArgumentError
+from .core.elements import ElementsNode as _ElementsNode
+from .core.errors import InvalidArgumentError as _InvalidArgumentError
 from .core.node import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from .core.options import (
     AutoShardPolicy,
@@ -26,22 +25,26 @@ from .core.options import (
     OptimizationOptions,
     ThreadingOptions,
 )
-from .dataset import Dataset
+from .dataset import Dataset as _Dataset
 from .readers import CsvDataset, make_batched_features_dataset, make_csv_dataset
 
-Transformation = Callable[[Dataset], Dataset]
+if _typing.TYPE_CHECKING:  # annotations only: Any and Callable stay out of the public namespace
+    from collections.abc import Callable
+    from typing import Any
+
+    _Transformation = Callable[[_Dataset], _Dataset]
 
 
 #: tf.data's placeholder for "this worker's index" in sharding hints; headrace has no auto-sharding.
 SHARD_HINT = -1
 
 
-def cardinality(dataset: Dataset) -> int:
+def cardinality(dataset: _Dataset) -> int:
     """``dataset.cardinality()``."""
     return dataset.cardinality()
 
 
-def assert_cardinality(expected_cardinality: int) -> Transformation:
+def assert_cardinality(expected_cardinality: int) -> _Transformation:
     """Declare (and check while iterating) the number of elements."""
     return lambda dataset: dataset.assert_cardinality(expected_cardinality)
 
@@ -55,7 +58,7 @@ def bucket_by_sequence_length(
     pad_to_bucket_boundary: bool = False,
     no_padding: bool = False,
     drop_remainder: bool = False,
-) -> Transformation:
+) -> _Transformation:
     return lambda dataset: dataset.bucket_by_sequence_length(
         element_length_func,
         bucket_boundaries,
@@ -73,7 +76,7 @@ def group_by_window(
     reduce_func: Callable,
     window_size: int | None = None,
     window_size_func: Callable | None = None,
-) -> Transformation:
+) -> _Transformation:
     return lambda dataset: dataset.group_by_window(key_func, reduce_func, window_size, window_size_func)
 
 
@@ -83,16 +86,16 @@ def sample_from_datasets(
     seed: int | None = None,
     stop_on_empty_dataset: bool = False,
     rerandomize_each_iteration: bool | None = None,
-) -> Dataset:
-    return Dataset.sample_from_datasets(
+) -> _Dataset:
+    return _Dataset.sample_from_datasets(
         datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration
     )
 
 
 def choose_from_datasets(
-    datasets: list, choice_dataset: Dataset, stop_on_empty_dataset: bool = True
-) -> Dataset:
-    return Dataset.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+    datasets: list, choice_dataset: _Dataset, stop_on_empty_dataset: bool = True
+) -> _Dataset:
+    return _Dataset.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
 
 
 def parallel_interleave(
@@ -102,7 +105,7 @@ def parallel_interleave(
     sloppy: bool | None = False,
     buffer_output_elements: int | None = None,
     prefetch_input_elements: int | None = None,
-) -> Transformation:
+) -> _Transformation:
     """``interleave`` with ``cycle_length`` sub-datasets read in parallel; ``sloppy=True`` allows
     any order. The two buffer sizes are accepted and not used (the runtime sizes its buffers)."""
     return lambda dataset: dataset.interleave(
@@ -116,10 +119,12 @@ def map_and_batch(
     num_parallel_batches: int | None = None,
     drop_remainder: bool = False,
     num_parallel_calls: int | None = None,
-) -> Transformation:
+) -> _Transformation:
     """``map(map_func).batch(batch_size)`` (tf.data fuses them the same way itself)."""
     if num_parallel_batches is not None and num_parallel_calls is not None:
-        raise InvalidArgumentError("map_and_batch: give num_parallel_batches or num_parallel_calls, not both")
+        raise _InvalidArgumentError(
+            "map_and_batch: give num_parallel_batches or num_parallel_calls, not both"
+        )
     calls = num_parallel_calls
     if num_parallel_batches is not None:
         calls = AUTOTUNE if num_parallel_batches == AUTOTUNE else num_parallel_batches * batch_size
@@ -128,75 +133,77 @@ def map_and_batch(
 
 def dense_to_ragged_batch(
     batch_size: int, drop_remainder: bool = False, row_splits_dtype: Any = None
-) -> Transformation:
+) -> _Transformation:
     return lambda dataset: dataset.ragged_batch(batch_size, drop_remainder)
 
 
-def dense_to_sparse_batch(batch_size: int, row_shape: Any) -> Transformation:
+def dense_to_sparse_batch(batch_size: int, row_shape: Any) -> _Transformation:
     return lambda dataset: dataset.sparse_batch(batch_size, row_shape)
 
 
-def scan(initial_state: Any, scan_func: Callable) -> Transformation:
+def scan(initial_state: Any, scan_func: Callable) -> _Transformation:
     return lambda dataset: dataset.scan(initial_state, scan_func)
 
 
-def take_while(predicate: Callable) -> Transformation:
+def take_while(predicate: Callable) -> _Transformation:
     return lambda dataset: dataset.take_while(predicate)
 
 
-def unbatch() -> Transformation:
+def unbatch() -> _Transformation:
     return lambda dataset: dataset.unbatch()
 
 
-def ignore_errors(log_warning: bool = False) -> Transformation:
+def ignore_errors(log_warning: bool = False) -> _Transformation:
     return lambda dataset: dataset.ignore_errors(log_warning)
 
 
-def unique() -> Transformation:
+def unique() -> _Transformation:
     return lambda dataset: dataset.unique()
 
 
-def enumerate_dataset(start: int = 0) -> Transformation:
+def enumerate_dataset(start: int = 0) -> _Transformation:
     return lambda dataset: dataset.enumerate(start)
 
 
-def shuffle_and_repeat(buffer_size: int, count: int | None = None, seed: int | None = None) -> Transformation:
+def shuffle_and_repeat(
+    buffer_size: int, count: int | None = None, seed: int | None = None
+) -> _Transformation:
     return lambda dataset: dataset.shuffle(buffer_size, seed).repeat(count)
 
 
 def rejection_resample(
     class_func: Callable, target_dist: Any, initial_dist: Any = None, seed: int | None = None
-) -> Transformation:
+) -> _Transformation:
     return lambda dataset: dataset.rejection_resample(class_func, target_dist, initial_dist, seed)
 
 
 def snapshot(
     path: Any, compression: str | None = "AUTO", reader_func=None, shard_func=None
-) -> Transformation:
+) -> _Transformation:
     return lambda dataset: dataset.snapshot(path, compression, reader_func, shard_func)
 
 
-def get_single_element(dataset: Dataset) -> Any:
+def get_single_element(dataset: _Dataset) -> Any:
     return dataset.get_single_element()
 
 
-def save(dataset: Dataset, path: Any, compression=None, shard_func=None, checkpoint_args=None) -> None:
+def save(dataset: _Dataset, path: Any, compression=None, shard_func=None, checkpoint_args=None) -> None:
     dataset.save(path, compression, shard_func, checkpoint_args)
 
 
-def load(path: Any, element_spec: Any = None, compression=None, reader_func=None) -> Dataset:
-    return Dataset.load(path, element_spec, compression, reader_func)
+def load(path: Any, element_spec: Any = None, compression=None, reader_func=None) -> _Dataset:
+    return _Dataset.load(path, element_spec, compression, reader_func)
 
 
-def Counter(start: int = 0, step: int = 1, dtype: Any = "int64") -> Dataset:  # noqa: N802 (tf.data's name)
-    return Dataset.counter(start, step, dtype)
+def Counter(start: int = 0, step: int = 1, dtype: Any = "int64") -> _Dataset:  # noqa: N802 (tf.data's name)
+    return _Dataset.counter(start, step, dtype)
 
 
-def RandomDataset(seed: int | None = None) -> Dataset:  # noqa: N802 (tf.data's name)
-    return Dataset.random(seed)
+def RandomDataset(seed: int | None = None) -> _Dataset:  # noqa: N802 (tf.data's name)
+    return _Dataset.random(seed)
 
 
-def from_list(elements: list) -> Dataset:
+def from_list(elements: list) -> _Dataset:
     """A dataset of the elements of a list, which may differ in shape (not in structure).
 
     >>> [x.tolist() for x in from_list([[1], [2, 3]])]
@@ -206,11 +213,11 @@ def from_list(elements: list) -> Dataset:
     from .core.structure import map_structure  # noqa: PLC0415
 
     if not isinstance(elements, (list, tuple)) or not elements:
-        raise InvalidArgumentError("from_list needs a non-empty list of elements")
-    return Dataset(ElementsNode([map_structure(to_array, e) for e in elements]))
+        raise _InvalidArgumentError("from_list needs a non-empty list of elements")
+    return _Dataset(_ElementsNode([map_structure(to_array, e) for e in elements]))
 
 
-def get_structure(dataset: Dataset) -> Any:
+def get_structure(dataset: _Dataset) -> Any:
     """``dataset.element_spec``."""
     return dataset.element_spec
 
@@ -245,7 +252,7 @@ class TFRecordWriter:
     def __init__(self, filename: Any, compression_type: str | None = None):
         self.filename, self.compression_type = filename, compression_type
 
-    def write(self, dataset: Dataset) -> None:
+    def write(self, dataset: _Dataset) -> None:
         from .io.writer import TFRecordWriter as Writer  # noqa: PLC0415
 
         with Writer(self.filename, self.compression_type) as writer:
@@ -253,14 +260,14 @@ class TFRecordWriter:
                 writer.write(record)
 
 
-def at(dataset: Dataset, index: int) -> Any:
+def at(dataset: _Dataset, index: int) -> Any:
     """The element at ``index``: read by index where the dataset allows random access, else by
     iterating up to it."""
     from .core.args import integer  # noqa: PLC0415
 
     index = integer(index)
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-        raise InvalidArgumentError(f"at: index={index!r} is not an int >= 0")
+        raise _InvalidArgumentError(f"at: index={index!r} is not an int >= 0")
     found = list(dataset.skip(index).take(1))
     if not found:
         raise IndexError(f"at: index {index} is out of range: the dataset has fewer elements")
@@ -313,3 +320,6 @@ __all__ = [
     "unbatch",
     "unique",
 ]
+
+# Only tf.data.experimental's names are public (tests/test_experimental.py checks it).
+del annotations

@@ -22,6 +22,9 @@ computes only its own elements. See docs/torch.md.
 from __future__ import annotations
 
 import itertools
+import mmap
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -156,11 +159,88 @@ class _WorkerIterator:
             self.iterator.set_state(state["iterator"])
 
 
+# Stages that hand on their input's elements whole (a batch stays a batch), and stages that batch.
+_KEEP_ELEMENTS = {
+    "AssertCardinalityNode", "CacheNode", "DistributeNode", "FilterNode", "GlobalShuffleNode",
+    "IgnoreErrorsNode", "MapNode", "OptionsNode", "ParallelizeNode", "PrefetchNode", "RepeatNode",
+    "RunOnNode", "ShardNode", "ShuffleNode", "SkipNode", "TakeNode", "TakeWhileNode",
+}  # fmt: skip
+_BATCHING = {
+    "BatchNode", "BucketBySequenceLengthNode", "PaddedBatchNode", "RaggedBatchNode", "RebatchNode",
+    "SparseBatchNode",
+}  # fmt: skip
+
+
+class _SharedFlag:
+    """A flag that forked DataLoader workers share with the process that made it (an anonymous shared
+    mapping), so a warning one epoch's worker gave is not repeated by the next epoch's fresh workers.
+    A pickled copy (spawned workers) starts unset."""
+
+    def __init__(self) -> None:
+        self._map = mmap.mmap(-1, 1)
+
+    def __reduce__(self) -> tuple:
+        return (_SharedFlag, ())
+
+    def first(self) -> bool:
+        """True the first time it is asked (in any process sharing it), then False."""
+        if self._map[0]:
+            return False
+        self._map[0] = 1
+        return True
+
+
+def _yields_batches(dataset: Dataset) -> bool:
+    """The pipeline's last element-changing stage is a batching one (``batch().map(f)`` included)."""
+    node = dataset.node
+    while type(node).__name__ in _KEEP_ELEMENTS and len(node.parents) == 1:
+        node = node.parents[0]
+    return type(node).__name__ in _BATCHING
+
+
+def _dataloader_collates() -> bool:
+    """Whether the DataLoader calling ``iter()`` on us collates elements into batches (its
+    ``batch_size`` is not None). Its fetcher, a frame or two up, says so in ``auto_collation``."""
+    frame: Any = sys._getframe(2)
+    for _ in range(4):
+        if frame is None:
+            return False
+        owner = frame.f_locals.get("self")
+        if owner is not None and hasattr(owner, "auto_collation") and hasattr(owner, "collate_fn"):
+            return bool(owner.auto_collation)
+        frame = frame.f_back
+    return False
+
+
+def _check_collation(dataset: Dataset, warned: _SharedFlag) -> None:
+    """Warn once when a DataLoader would batch the pipeline's batches again: ``DataLoader(ds)`` has
+    ``batch_size=1``, which stacks each batch into a batch of one, adding a leading dimension."""
+    info = torch.utils.data.get_worker_info()
+    if info is not None and info.id != 0:
+        return  # one worker speaks for all
+    if not (_yields_batches(dataset) and _dataloader_collates()) or not warned.first():
+        return
+    level, frame = 3, sys._getframe(2)  # stacklevel 3 is the frame 2 above this one
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+        "torch",
+        "torchdata",
+    ):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    warnings.warn(
+        "headrace.torch.IterableDataset: the DataLoader batches elements (its batch_size, 1 by default), "
+        "but this pipeline's elements are batches already: each batch gets an extra leading dimension "
+        "(batches of batches). Pass batch_size=None to the DataLoader",
+        UserWarning,
+        stacklevel=level,
+    )
+
+
 class IterableDataset(torch.utils.data.IterableDataset):
     """A headrace Dataset for ``DataLoader(ds, batch_size=None, num_workers=k)``: rank ``r`` of ``R``
     (DDP) and worker ``w`` of ``k`` read their own elements only, nothing twice, nothing lost.
 
-    Batch in headrace and pass ``batch_size=None``. As with ``DistributedSampler``, call
+    Batch in headrace and pass ``batch_size=None``: the DataLoader's default (``batch_size=1``) would
+    stack each batch into a batch of one (a warning says so). As with ``DistributedSampler``, call
     ``set_epoch(epoch)`` before each epoch (or use ``persistent_workers=True``) so that workers, which
     start from the main process's copy, reshuffle each epoch. ``state_dict``/``load_state_dict`` follow
     torchdata's ``Stateful`` protocol, so ``StatefulDataLoader`` checkpoints it (per worker).
@@ -176,12 +256,14 @@ class IterableDataset(torch.utils.data.IterableDataset):
         self.dataset = _with_layout(dataset, remainder)
         self._state = _State()
         self._applied_epoch: int | None = None
+        self._warned = _SharedFlag()  # the DataLoader batch_size warning
 
     def set_epoch(self, epoch: int) -> None:
         """The epoch the next iteration is, for its shuffles (as ``DistributedSampler.set_epoch``)."""
         self._state.epoch = int(epoch)
 
     def __iter__(self) -> _WorkerIterator:
+        _check_collation(self.dataset, self._warned)
         layout = current_layout()
         epoch = self._state.epoch
         in_worker = torch.utils.data.get_worker_info() is not None

@@ -107,3 +107,50 @@ def test_freeze_keeps_names_defaults_partials_and_pickles():
     assert part(0) == 103  # frozen when partial() was frozen, after the rebinding
     assert cloudpickle.loads(cloudpickle.dumps(frozen))(0) == 6
     assert freeze(len) is len and freeze(pickle.dumps) is pickle.dumps
+
+
+def main_namespace(source: str) -> dict:
+    """Run ``source`` as if it were the main script (module ``__main__``)."""
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    exec(source, namespace)  # noqa: S102 (test code)
+    return namespace
+
+
+def test_globals_of_the_main_script_are_frozen():
+    ns = main_namespace("A = 1\ndef f(x):\n    return [x + A for _ in range(1)][0]\n")
+    frozen = freeze(ns["f"])
+    ns["A"] = 100
+    assert frozen(0) == 1 and ns["f"](0) == 100  # the comprehension's read of A is frozen too
+    assert frozen.__globals__ is not ns and frozen.__globals__["__name__"] == "__main__"
+    assert cloudpickle.loads(cloudpickle.dumps(frozen))(0) == 1
+    assert freeze(len) is len
+
+
+def test_globals_stay_live_where_freezing_would_change_the_program():
+    ns = main_namespace(
+        "n = 0\n"
+        "def count(x):\n    global n\n    n += 1\n    return x\n"  # assigns a global
+        "def later(x):\n    return helper(x)\n"  # reads a name defined after the pipeline
+        "def plain(x):\n    return len(x)\n"  # reads builtins only
+    )
+    for name in ("count", "later", "plain"):
+        assert freeze(ns[name]) is ns[name]
+    freeze(ns["count"])(1)
+    assert ns["n"] == 1
+    ns["helper"] = lambda x: x + 1
+    assert freeze(ns["later"])(1) == 2
+
+
+def test_globals_of_imported_modules_are_read_live():
+    def uses_module_global(x):
+        return x + pytest.__name__.count("p")  # `pytest` is a global of this (imported) module
+
+    assert freeze(uses_module_global) is uses_module_global
+
+
+def test_a_changed_global_container_warns():
+    ns = main_namespace("LABELS = {'cat': 0}\nlabel = lambda name: LABELS[name.decode()]\n")
+    ds = D.from_tensor_slices([b"cat"]).map(ns["label"])
+    ns["LABELS"]["cat"] = 7
+    with pytest.warns(CapturedValueChanged, match="'LABELS'"):
+        assert [int(x) for x in ds] == [7]  # the dict is shared, not copied

@@ -14,10 +14,15 @@ lambda made in a loop would see the loop's last value:
 [[0], [1], [2]]
 
 What is frozen: the closure cells of the function (the object each name refers to, not a copy of
-it). Cells the function itself rebinds (``nonlocal n; n += 1``) stay shared, so counters keep working.
-Module globals are read when the function runs, as plain Python does. A captured numpy array, list,
-dict or set that is changed between ``map()`` and the first iteration draws a ``CapturedValueChanged``
-warning: tf.data would have used the old value.
+it), and, for a function defined in the main script or notebook (module ``__main__``), the module
+globals its code reads: a lambda made in a module-level loop keeps the loop variable's value then.
+Cells and globals the function itself rebinds (``nonlocal n; n += 1``, ``global n``) stay shared, so
+counters keep working; a global not defined yet when the transformation is created leaves the
+function's globals live. Functions of imported modules read their module's globals when they run
+(a library's globals are its own state: caches, lazy imports). A captured numpy array, list, dict or
+set that is changed between ``map()`` and the first iteration draws a ``CapturedValueChanged``
+warning: tf.data would have used the old value. The frozen function is a plain function with a plain
+globals dict: calling it costs what calling the original does.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import functools
 import hashlib
 import types
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,16 +47,65 @@ class CapturedValueChanged(UserWarning):
     """A value a user function captured changed after the transformation was created."""
 
 
-def _rebound_names(code: types.CodeType) -> set[str]:
-    """Free/cell variable names that ``code`` (or a function nested in it) assigns or deletes."""
-    names: set[str] = set()
+class _Names(NamedTuple):
+    rebound: frozenset[str]  # free/cell variables assigned or deleted (STORE_DEREF, DELETE_DEREF)
+    read_globals: frozenset[str]  # module globals read (LOAD_GLOBAL; LOAD_NAME in nested class bodies)
+    writes_globals: bool  # a ``global`` statement assigns or deletes one
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(code: types.CodeType) -> _Names:
+    """What ``code`` (and every function nested in it) does with names: analysed once per code object,
+    since datasets built per element (``interleave(lambda f: TFRecordDataset(f).map(g))``) freeze the
+    same functions again and again."""
+    rebound: set[str] = set()
+    read: set[str] = set()
+    writes = False
     for instruction in dis.get_instructions(code):
-        if instruction.opname in ("STORE_DEREF", "DELETE_DEREF"):
-            names.add(instruction.argval)
+        name = instruction.opname
+        if name in ("STORE_DEREF", "DELETE_DEREF"):
+            rebound.add(instruction.argval)
+        elif name in ("LOAD_GLOBAL", "LOAD_NAME"):
+            read.add(instruction.argval)
+        elif name in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            writes = True
     for constant in code.co_consts:
         if isinstance(constant, types.CodeType):
-            names |= _rebound_names(constant)
-    return names
+            inner = _names(constant)
+            rebound |= inner.rebound
+            read |= inner.read_globals
+            writes = writes or inner.writes_globals
+    return _Names(frozenset(rebound), frozenset(read), writes)
+
+
+def _frozen_globals(fn: types.FunctionType, names: _Names) -> dict | None:
+    """A snapshot of the module globals ``fn`` reads, for a function of ``__main__``; None where the
+    function must keep its module's live globals."""
+    namespace = fn.__globals__
+    if namespace.get("__name__") != "__main__" or names.writes_globals or not names.read_globals:
+        return None
+    builtins = namespace.get("__builtins__")
+    builtin_names = builtins if isinstance(builtins, dict) else vars(builtins) if builtins is not None else {}
+    snapshot = {key: value for key, value in namespace.items() if key.startswith("__") and key.endswith("__")}
+    found = False
+    for name in names.read_globals:
+        if name in namespace:
+            snapshot[name] = namespace[name]
+            found = True
+        elif name not in builtin_names:
+            # Defined later (a helper below the pipeline, a class-body name): keep reading them live.
+            return None
+    return snapshot if found else None  # builtins only: nothing to freeze
+
+
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes})
+
+
+def _plain(container: Any) -> bool:
+    """Every item (every key and value of a dict) is None, a bool, int, float, str or bytes."""
+    if isinstance(container, dict):
+        return _PLAIN.issuperset(map(type, container.values())) and _PLAIN.issuperset(map(type, container))
+    return _PLAIN.issuperset(map(type, container))
 
 
 def _digest(value: Any, budget: list[int]) -> bytes | None:
@@ -67,6 +121,15 @@ def _digest(value: Any, budget: list[int]) -> bytes | None:
                 return False
             hasher.update(str((item.dtype, item.shape)).encode())
             hasher.update(np.ascontiguousarray(item).tobytes())
+            return True
+        if isinstance(item, (list, tuple, dict, set, frozenset)) and _plain(item):
+            # Flat containers of plain values (lists of names, label dicts) at C speed: repr, or an
+            # order-free hash for sets, instead of one Python call per item.
+            budget[0] -= len(item)
+            if budget[0] < 0:
+                return False
+            flat = hash(frozenset(item)) if isinstance(item, (set, frozenset)) else item
+            hasher.update(b"%s%d:" % (type(item).__name__.encode(), len(item)) + repr(flat).encode())
             return True
         if isinstance(item, (list, tuple)):
             hasher.update(b"[%d" % len(item))
@@ -112,14 +175,22 @@ def freeze(fn: Any) -> Any:
     if isinstance(fn, functools.partial):
         inner = freeze(fn.func)
         return fn if inner is fn.func else functools.partial(inner, *fn.args, **fn.keywords)
-    if type(fn) is not types.FunctionType or not fn.__closure__:
+    if type(fn) is not types.FunctionType or getattr(fn, "__headrace_frozen__", False):
         return fn
-    if getattr(fn, "__headrace_frozen__", False):
+    names = _names(fn.__code__)
+    namespace = _frozen_globals(fn, names)
+    if not fn.__closure__ and namespace is None:
         return fn
-    rebound = _rebound_names(fn.__code__)
+    rebound = names.rebound
     cells = []
     digests = []
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+    if namespace is not None:
+        for name in names.read_globals:
+            if name in namespace:
+                digest = _digest(namespace[name], [_DIGEST_LIMIT_ITEMS])
+                if digest is not None:
+                    digests.append((name, namespace[name], digest))
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         try:
             value = cell.cell_contents
         except ValueError:  # not assigned yet (a function referring to itself): keep it shared
@@ -132,7 +203,13 @@ def freeze(fn: Any) -> Any:
         digest = _digest(value, [_DIGEST_LIMIT_ITEMS])
         if digest is not None:
             digests.append((name, value, digest))
-    frozen = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, tuple(cells))
+    frozen = types.FunctionType(
+        fn.__code__,
+        fn.__globals__ if namespace is None else namespace,
+        fn.__name__,
+        fn.__defaults__,
+        tuple(cells) if fn.__closure__ else None,
+    )
     frozen.__kwdefaults__ = fn.__kwdefaults__
     frozen.__dict__.update(fn.__dict__)
     frozen.__qualname__ = fn.__qualname__

@@ -107,3 +107,20 @@ def user_stacklevel() -> int:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
+
+
+def pattern_hint(path: str) -> str:
+    """What to add to a "no such file" error whose name looks like a glob pattern: readers take file
+    names, as tf.data's do, and never expand ``*``, ``?`` or ``[...]``.
+
+    >>> pattern_hint("data/train-*.tfrecord").split(": ")[1]
+    'pass Dataset.list_files(pattern) or hr.io.matching_files(pattern)'
+    >>> pattern_hint("data/train.tfrecord")
+    ''
+    """
+    if not any(char in path for char in "*?["):
+        return ""
+    return (
+        "; file names are not expanded as patterns: pass Dataset.list_files(pattern) or "
+        "hr.io.matching_files(pattern)"
+    )

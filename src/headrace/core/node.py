@@ -421,11 +421,22 @@ def call(fn, element: Any) -> Any:
     return fn(element)
 
 
+#: Added to numpy's "assignment destination is read-only" / "output array is read-only" raised in a stage.
+READ_ONLY_HINT = (
+    "headrace: elements of from_tensor_slices, from_tensors and an in-memory cache() are read-only numpy "
+    "arrays, shared between epochs rather than copied: copy with np.array(x) to edit one in place, or "
+    "compute a new array (x = x / 255 rather than x /= 255)"
+)
+
+
 def note_stage(exc: BaseException, stage: str, position: int) -> None:
     """Add the stage name and element position to a user's exception, once per stage."""
     note = f"headrace: raised in stage {stage} on input element {position}"
-    if note not in getattr(exc, "__notes__", ()):
+    notes = getattr(exc, "__notes__", ())
+    if note not in notes:
         add_note(exc, note)
+    if isinstance(exc, ValueError) and READ_ONLY_HINT not in notes and "read-only" in str(exc):
+        add_note(exc, READ_ONLY_HINT)  # numpy's own message cannot say why an element is read-only
     if isinstance(exc, StopIteration):
         # Re-raised as it is, it would end the dataset silently; tf.data reports it as an error.
         raise UserStopIteration(

@@ -124,19 +124,106 @@ def _compression_of(path: str, given: str | None, storage_options: dict | None =
         return detect_compression(f.read(16))
 
 
-def _format_values(values: list, limit: int = 5) -> str:
-    shown = [v.hex() if isinstance(v, bytes) and not v.isascii() else v for v in values[:limit]]
-    shown = [
-        v.decode() if isinstance(v, bytes) else round(v, 6) if isinstance(v, float) else v for v in shown
+#: Leading bytes that name a value's format, for ``inspect``'s one-line summaries.
+_MAGIC = (
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"\x89PNG\r\n\x1a\n", "PNG"),
+    (b"GIF87a", "GIF"),
+    (b"GIF89a", "GIF"),
+    (b"\x1f\x8b", "gzip"),
+    (b"%PDF", "PDF"),
+    (b"\x93NUMPY", "npy"),
+)
+TEXT_SHOWN = 60  # characters of text shown whole (longer text: its first TEXT_PREFIX and its length)
+TEXT_PREFIX = 40
+HEX_PREFIX = 16  # bytes of a binary value shown as hex
+PROGRESS_MIN_BYTES = 64 * 10**6  # smaller files are read in well under a second: no progress line
+
+
+def _kind_of_bytes(value: bytes) -> str | None:
+    for magic, kind in _MAGIC:
+        if value.startswith(magic):
+            return kind
+    if value[:4] == b"RIFF" and value[8:12] == b"WEBP":
+        return "WebP"
+    return None
+
+
+def describe_bytes(value: bytes, full: bool = False) -> str:
+    """One bytes value as ``inspect`` shows it: short text whole, anything else as its kind, length and
+    first bytes (``full``: the whole value, text or hex).
+
+    >>> describe_bytes(b"cat")
+    "'cat'"
+    >>> describe_bytes(bytes.fromhex("ffd8ffe0") + bytes(69_000))
+    '<JPEG, 69,004 bytes: ffd8ffe000000000...>'
+    >>> describe_bytes(bytes(range(5)))
+    '<5 bytes: 0001020304>'
+    """
+    kind = _kind_of_bytes(value)
+    text = None
+    if kind is None:
+        try:
+            text = value.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            if not (text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()):
+                text = None
+    if full:
+        return repr(text) if text is not None else value.hex()
+    if text is not None:
+        if len(text) <= TEXT_SHOWN:
+            return repr(text)
+        return f"<UTF-8 text, {len(value):,} bytes: {text[:TEXT_PREFIX]!r}...>"
+    head = value[:HEX_PREFIX].hex() + ("..." if len(value) > HEX_PREFIX else "")
+    return f"<{kind + ', ' if kind else ''}{len(value):,} bytes: {head}>"
+
+
+def _format_values(values: list, limit: int = 5, full: bool = False) -> str:
+    shown = values if full else values[:limit]
+    parts = [
+        describe_bytes(v, full) if isinstance(v, bytes) else repr(round(v, 6) if isinstance(v, float) else v)
+        for v in shown
     ]
-    more = f" ... ({len(values)} values)" if len(values) > limit else ""
-    return f"{shown}{more}"
+    more = f" ... ({len(values)} values)" if len(values) > len(shown) else ""
+    return f"[{', '.join(parts)}]{more}"
+
+
+class _ScanProgress:
+    """The record scan's progress on stderr: only on a terminal, and only for files big enough to take
+    a while; the line is erased when the scan ends, so the report is not interleaved with it."""
+
+    def __init__(self, path: str, size: int, compressed: bool, stream: IO[str] | None = None):
+        stream = stream if stream is not None else sys.stderr
+        live = size >= PROGRESS_MIN_BYTES and hasattr(stream, "isatty") and stream.isatty()
+        # Uncompressed, the bytes read are the file's (16 bytes of framing a record); compressed,
+        # they are the stream's, whose total is unknown.
+        self.bar = (
+            ProgressBar(f"inspect {path}", None if compressed else size, stream=stream) if live else None
+        )
+
+    def update(self, done: int) -> None:
+        if self.bar is not None:
+            self.bar.update(done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stream.write("\r\033[K")  # erase the line
+            self.bar.stream.flush()
 
 
 def inspect_file(
-    path: str, compression: str | None = None, samples: int = 3, storage_options: dict | None = None
+    path: str,
+    compression: str | None = None,
+    samples: int = 3,
+    storage_options: dict | None = None,
+    full: bool = False,
+    progress_stream: IO[str] | None = None,
 ) -> dict:
-    """What ``headrace inspect`` reports about one file, as a dict."""
+    """What ``headrace inspect`` reports about one file, as a dict. Bytes values are summarised (kind,
+    length, first bytes) unless ``full``; a long scan shows its progress on ``progress_stream``
+    (stderr) when that is a terminal."""
     report: dict[str, Any] = {"file": path, "size_bytes": file_size(path, storage_options)}
     detected = _compression_of(path, compression, storage_options)
     if detected is None:
@@ -146,6 +233,7 @@ def inspect_file(
     count = total = 0
     smallest = largest = None
     sample: list[bytes] = []
+    progress = _ScanProgress(path, report["size_bytes"], bool(detected), progress_stream)
     try:
         with RecordReader(path, detected, storage_options=storage_options) as reader:
             for chunk in reader.chunks(4096):
@@ -157,15 +245,18 @@ def inspect_file(
                     if len(sample) < SAMPLE_RECORDS:
                         sample.append(record)
                 count += len(chunk)
+                progress.update(total + 16 * count)
     except HeadraceError as exc:
         report["error"] = str(exc)
+    finally:
+        progress.close()
     report.update(records=count, record_bytes=total, smallest=smallest, largest=largest)
     kind = record_kind(sample)
     report["kind"] = kind
     if kind == "Example":
         report["schema"] = {key: repr(spec) for key, spec in infer_schema(sample).items()}
         report["samples"] = [
-            {key: f"{k}: {_format_values(v)}" for key, (k, v) in decode_example(r).items()}
+            {key: f"{k}: {_format_values(v, full=full)}" for key, (k, v) in decode_example(r).items()}
             for r in sample[:samples]
         ]
     elif kind == "SequenceExample":
@@ -174,13 +265,15 @@ def inspect_file(
             context, lists = decode_sequence_example(record)
             shown.append(
                 {
-                    "context": {key: f"{k}: {_format_values(v)}" for key, (k, v) in context.items()},
+                    "context": {
+                        key: f"{k}: {_format_values(v, full=full)}" for key, (k, v) in context.items()
+                    },
                     "feature_lists": {key: f"{len(steps)} steps" for key, steps in lists.items()},
                 }
             )
         report["samples"] = shown
     elif sample:
-        report["samples"] = [repr(r[:40]) + ("..." if len(r) > 40 else "") for r in sample[:samples]]
+        report["samples"] = [describe_bytes(r, full) for r in sample[:samples]]
     return report
 
 
@@ -209,7 +302,9 @@ def run_inspect(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             reports.append(
-                inspect_file(path, args.compression, args.samples, storage_options_of(args.storage_option))
+                inspect_file(
+                    path, args.compression, args.samples, storage_options_of(args.storage_option), args.full
+                )
             )
         except (OSError, NotAMessage) as exc:
             reports.append({"file": path, "error": str(exc)})
@@ -307,6 +402,12 @@ def add_commands(subparsers: Any) -> None:
     inspect.add_argument("--compression", **compression)
     inspect.add_argument("--samples", type=int, default=3, help="records to show (default 3)")
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect.add_argument(
+        "--full",
+        action="store_true",
+        help="show whole values (bytes as text or hex, every value of a feature); by default bytes "
+        "are summarised as their kind (JPEG, PNG, text ...), length and first bytes",
+    )
     inspect.add_argument("--storage-option", **storage)
     inspect.set_defaults(handler=run_inspect)
 

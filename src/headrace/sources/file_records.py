@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from ..core.args import integer
-from ..core.errors import CheckpointError, check
+from ..core.errors import CheckpointError, check, pattern_hint
 from ..core.node import Context, Node, NodeIterator
 from ..io.compression import DecompressingReader, normalize_compression
 from ..io.fs import as_path, check_storage_options, open_file
@@ -89,7 +89,9 @@ class FileRecordsNode(Node):
         try:
             raw = open_file(self.path, "rb", self.storage_options)
         except FileNotFoundError:
-            raise FileNotFoundError(f"{self.op}: no such file {self.path!r}") from None
+            raise FileNotFoundError(
+                f"{self.op}: no such file {self.path!r}{pattern_hint(self.path)}"
+            ) from None
         return DecompressingReader(raw, self.compression) if self.compression else raw
 
     def iterator(self, ctx: Context) -> FileRecordsIterator:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core.args import integer
 from ..core.cpus import interleave_cycle_length
-from ..core.errors import CheckpointError, InvalidArgumentError, check
+from ..core.errors import CheckpointError, InvalidArgumentError, check, pattern_hint
 from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Node, NodeIterator
 from ..core.spec import TensorSpec, string
 from ..io.compression import normalize_compression
@@ -130,7 +130,9 @@ class TFRecordNode(Node):
             self.filenames = _file_list(filenames)
             for path in self.filenames:
                 if not is_url(path) and not exists(path):
-                    raise InvalidArgumentError(f"TFRecordDataset: file {path!r} does not exist")
+                    raise InvalidArgumentError(
+                        f"TFRecordDataset: file {path!r} does not exist{pattern_hint(path)}"
+                    )
             # Refuse a half-published shard set (the whole set is checked when more than one file is read).
             check_shard_files(
                 self.filenames,
