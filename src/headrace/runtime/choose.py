@@ -39,6 +39,7 @@ for every later epoch and ``iter()`` of it; ``executor=`` skips the probe. ``Dat
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -74,6 +75,10 @@ class Choice:
     wall_seconds: float | None = None  # its wall time, less time spent waiting for a core
     gil_fraction: float | None = None  # share of a call that holds the GIL
     final: bool = True  # False: decided without a measurement (the next iteration measures again)
+    # Time the probe's calls spent in the function (all threads): real elements, counted as the
+    # stage's work so that a short first epoch's report does not miss them.
+    probe_busy_seconds: float = 0.0
+    probe_cpu_seconds: float = 0.0
 
 
 class Measured(TypedDict):
@@ -245,7 +250,23 @@ def probe(
 ) -> tuple[Choice, list[tuple[bool, Any]]]:
     """Measure ``calls`` (up to :data:`PROBE_ELEMENTS` thunks computing real elements, in order) and
     decide; returns the choice and the outcomes ``(ok, value)`` of the calls made (a prefix of
-    ``calls``). ``inputs``: the first call's input element, to measure what moving it costs."""
+    ``calls``). ``inputs``: the first call's input element, to measure what moving it costs. The
+    choice carries the time the calls took (``probe_busy_seconds``, ``probe_cpu_seconds``)."""
+    timings: list[Timing] = []
+    choice, outcomes = _probe(fn, calls, workers, cpus, inputs, timings)
+    busy = sum(t.wall_ns for t in timings) / 1e9
+    cpu = sum(t.cpu_ns for t in timings) / 1e9
+    return dataclasses.replace(choice, probe_busy_seconds=busy, probe_cpu_seconds=cpu), outcomes
+
+
+def _probe(
+    fn: Callable,
+    calls: Sequence[Callable[[], Any]],
+    workers: int,
+    cpus: int,
+    inputs: Sequence[Any],
+    timings: list[Timing],
+) -> tuple[Choice, list[tuple[bool, Any]]]:
     outcomes: list[tuple[bool, Any]] = []
     if workers < 2 or cpus < 2 or not calls:
         return decide(workers, cpus), outcomes
@@ -265,6 +286,7 @@ def probe(
         outcome, timing, native_cpu = _solo(call)
         outcomes.append(outcome)
         solo.append(timing)
+        timings.append(timing)
         if not outcome[0]:
             return decide(workers, cpus, failed=True), outcomes
         helpers = min(helpers, native_cpu / max(timing.cpu_ns, 1) if native_cpu is not None else 0.0)
@@ -278,6 +300,7 @@ def probe(
         for index in range(SOLO_CALLS, len(calls) - 1, 2):
             results = _pair(calls[index], calls[index + 1])
             outcomes.extend(outcome for outcome, _ in results)
+            timings.extend(timing for _, timing in results)
             if not all(outcome[0] for outcome, _ in results):
                 return decide(workers, cpus, failed=True), outcomes
             fraction = gil_fraction(solo_blocked, [timing for _, timing in results])

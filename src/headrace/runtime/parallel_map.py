@@ -108,6 +108,8 @@ class ParallelMapIterator(NodeIterator):
         self.failure: str | None = None
         self.input_wait_ns = 0
         self.output_wait_ns = 0
+        self.probe_busy_ns = 0  # the executor probe's calls: this stage's work too (see counters)
+        self.probe_cpu_ns = 0
         self._check: tuple[float, int, int, int] | None = None  # serial rate; start: time, produced, wait
         self._task_ids = itertools.count()
         self._handle = _ExecutorHandle()
@@ -157,6 +159,8 @@ class ParallelMapIterator(NodeIterator):
             ]
             inputs = [self.records[p][1] for p in positions[:1]]
             choice, outcomes = choose.probe(self.fn, calls, self.workers, available_cpus(), inputs)
+            self.probe_busy_ns += int(choice.probe_busy_seconds * 1e9)
+            self.probe_cpu_ns += int(choice.probe_cpu_seconds * 1e9)
             for position, (ok, value) in zip(positions, outcomes):
                 self._mark_ready(position, ok, value)
             self.queued.extend(positions[len(outcomes) :])
@@ -513,8 +517,10 @@ class ParallelMapIterator(NodeIterator):
         executor = self.executor
         out = super().counters()
         out.update(
-            busy_seconds=executor.busy_seconds() if executor is not None else 0.0,  # in map_func, all workers
-            cpu_seconds=executor.cpu_seconds() if executor is not None else 0.0,
+            # In map_func, all workers, the executor probe's calls included (real elements too).
+            busy_seconds=(executor.busy_seconds() if executor is not None else 0.0)
+            + self.probe_busy_ns / 1e9,
+            cpu_seconds=(executor.cpu_seconds() if executor is not None else 0.0) + self.probe_cpu_ns / 1e9,
             executor=self.kind or "undecided",
             executor_reason=self.kind_reason,
             gil_held_fraction=self.gil_fraction,

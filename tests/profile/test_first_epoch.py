@@ -1,0 +1,22 @@
+"""The report is right on the first epoch: the executor probe's calls count as the map's work."""
+
+import numpy as np
+
+import headrace as hr
+
+
+def _decode(batch, rng):
+    # GIL-releasing numpy work of a few milliseconds per batch, like decoding a batch of images.
+    data = np.frombuffer(np.asarray(batch, dtype=np.int64).tobytes() * 2000, dtype=np.uint8)
+    return np.sort(data)[:4], batch
+
+
+def test_a_short_first_epoch_names_the_map_as_the_bottleneck():
+    # The README's shape: 8 batches an epoch, an AUTOTUNE map that measures its executor first.
+    ds = hr.Dataset.range(2_000).shuffle(500, seed=1).batch(256).map(_decode, hr.AUTOTUNE, seed=1).prefetch(2)
+    it = iter(ds)
+    assert sum(1 for _ in it) == 8
+    stats = it.stats()
+    assert stats.bottleneck is not None and stats.bottleneck.startswith("map(_decode"), stats.report()
+    mapped = next(s for s in stats.to_dict()["stages"] if s["op"] == "map")
+    assert mapped["busy_seconds"] > 0  # the probe computed the first elements: their time counts
