@@ -34,3 +34,47 @@ def test_profile_runs_a_script_and_reports(tmp_path, capsys, monkeypatch):
     profile_dir = tmp_path / "out" / "tensorboard" / "plugins" / "profile" / "pipeline1"
     assert [name for name in os.listdir(profile_dir) if name.endswith(".trace.json.gz")]
     assert "tensorboard --logdir" in out and "ui.perfetto.dev" in out
+
+
+STOPS = """
+import os, signal
+import headrace as hr
+
+for i, _ in enumerate(hr.Dataset.range(1_000).map(lambda x: x * 2).batch(5)):
+    if i == 50:
+        {stop}
+"""
+
+
+def _profile_child(tmp_path, stop: str):
+    import subprocess
+
+    script = tmp_path / "train.py"
+    script.write_text(STOPS.format(stop=stop))
+    return subprocess.run(
+        [sys.executable, "-m", "headrace", "profile", "--out", str(tmp_path / "out"), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_profile_reports_and_writes_its_files_after_ctrl_c(tmp_path):
+    child = _profile_child(tmp_path, "os.kill(os.getpid(), signal.SIGINT)")
+    assert child.returncode == 130, child.stderr[-2000:]
+    assert "interrupted; reporting on what ran" in child.stderr
+    assert (
+        "Bottleneck:" in child.stdout
+        or "Output-bound" in child.stdout
+        or "headrace pipeline report" in child.stdout
+    )
+    assert os.path.exists(tmp_path / "out" / "pipeline1.html")
+    assert os.path.exists(tmp_path / "out" / "pipeline1.trace.json")
+
+
+def test_profile_reports_after_the_script_raises(tmp_path):
+    child = _profile_child(tmp_path, "raise ValueError('boom in training')")
+    assert child.returncode == 1
+    assert "ValueError: boom in training" in child.stderr
+    assert "headrace pipeline report" in child.stdout
+    assert os.path.exists(tmp_path / "out" / "pipeline1.html")

@@ -6,6 +6,7 @@ import argparse
 import os
 import runpy
 import sys
+import traceback
 from typing import Any
 
 from .. import iterator as iterator_module
@@ -23,6 +24,14 @@ def _profile(args: argparse.Namespace) -> int:
             runpy.run_path(args.script, run_name="__main__")
     except SystemExit as exit_:
         exit_code = exit_.code if isinstance(exit_.code, int) else 1
+    except KeyboardInterrupt:
+        # Ctrl-C is how long training runs end: the report and files are written all the same.
+        print("\nheadrace profile: interrupted; reporting on what ran", file=sys.stderr)
+        exit_code = 130
+    except Exception:  # noqa: BLE001 (the script's own error: shown, then the report of what ran)
+        traceback.print_exc()
+        print("headrace profile: the script raised; reporting on what ran", file=sys.stderr)
+        exit_code = 1
     finally:
         iterator_module.iterator_hooks.remove(seen.append)
     # Iterators are kept alive until the script ends so their counters can be read; one report per
