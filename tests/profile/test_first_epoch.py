@@ -20,3 +20,24 @@ def test_a_short_first_epoch_names_the_map_as_the_bottleneck():
     assert stats.bottleneck is not None and stats.bottleneck.startswith("map(_decode"), stats.report()
     mapped = next(s for s in stats.to_dict()["stages"] if s["op"] == "map")
     assert mapped["busy_seconds"] > 0  # the probe computed the first elements: their time counts
+
+
+def test_a_trace_without_recorded_calls_says_how_to_get_them(tmp_path):
+    import json
+    import warnings
+
+    it = iter(hr.Dataset.range(100).map(lambda x: x + 1).batch(10))
+    list(it)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = it.stats().save_trace(str(tmp_path / "t.json"))
+    assert any("record_calls" in str(w.message) for w in caught)
+    names = [e.get("name", "") for e in json.load(open(path))["traceEvents"]]
+    assert any("hr.profile.record_calls()" in name for name in names)
+    with hr.profile.record_calls():
+        it = iter(hr.Dataset.range(100).map(lambda x: x + 1).batch(10))
+        list(it)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        it.stats().save_trace(str(tmp_path / "u.json"))
+    assert not any("record_calls" in str(w.message) for w in caught)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -284,9 +285,23 @@ class Stats:
         }
 
     def save_trace(self, path: str) -> str:
-        """Write a Chrome/Perfetto trace (open in ui.perfetto.dev or chrome://tracing)."""
+        """Write a Chrome/Perfetto trace (open in ui.perfetto.dev or chrome://tracing). Without
+        ``hr.profile.record_calls()`` around the run, it holds startup and counters but no call
+        slices: a warning says so, and so does a marker in the trace."""
+        events = trace_events(self)
+        slices = [e for e in events["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "startup"]
+        if not slices:
+            hint = (
+                "no stage calls were recorded, so the trace shows startup and counters only: wrap the "
+                "run in `with hr.profile.record_calls():` (or use `headrace profile script.py`) for a "
+                "slice per stage call"
+            )
+            events["traceEvents"].append(
+                {"ph": "i", "s": "g", "pid": self.pid, "tid": 1, "ts": 0, "name": hint}
+            )
+            warnings.warn(f"save_trace({path!r}): {hint}", RuntimeWarning, stacklevel=2)
         with open(path, "w") as f:
-            json.dump(trace_events(self), f)
+            json.dump(events, f)
         return path
 
     def save_tensorboard(self, logdir: str, run: str | None = None) -> dict[str, str]:
