@@ -24,6 +24,7 @@ from . import image
 from .core.node import AUTOTUNE
 from .dataset import Dataset, TFRecordDataset
 from .io import FixedLenFeature, parse_example, parse_single_example, serialize_example, write_shards
+from .profile.record import record_calls
 from .recipes import shuffled_records
 
 NUM_CLASSES = 10
@@ -168,7 +169,8 @@ def run_demo(quick: bool = False, out: str | None = None) -> int:
             dataset = build(pattern)
             print(f"\n=== {title} pipeline (input first) ===")
             print("  " + dataset.describe().replace("\n", "\n  "))
-            model, seconds, stats, loss = train_one_epoch(dataset)
+            with record_calls():  # a slice per stage call in the trace saved below
+                model, seconds, stats, loss = train_one_epoch(dataset)
             results[title] = seconds
             print(
                 f"\nepoch: {seconds:.2f} s, {stats.produced * BATCH_SIZE / seconds:,.0f} images/s, training loop waited "
