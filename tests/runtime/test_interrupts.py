@@ -178,3 +178,46 @@ def test_a_frame_cut_short_is_never_reused(monkeypatch):
     monkeypatch.setattr(worker.conn, "recv_bytes", original)
     it.close()
     assert worker not in pool.get_pool().idle
+
+
+ABANDON_CHILD = textwrap.dedent(
+    """
+    import gc, os, sys
+    import numpy as np
+    import headrace as hr
+
+    def big(x):
+        return np.full(5000, x, np.int32)
+
+    rounds = int(sys.argv[1])
+    for i in range(rounds):
+        if i % 2:
+            ds = hr.Dataset.range(10**6).map(big, num_parallel_calls=2, executor="process").prefetch(4)
+        else:
+            ds = hr.Dataset.range(10**6).map(big).parallelize(2)
+        for k, _ in zip(range(1 + i % 5), ds):  # a few elements, then the iterator is dropped
+            pass
+        if i % 7 == 0:
+            gc.collect()
+    gc.collect()
+    out = [int(v[0]) for v in hr.Dataset.range(200).map(big, num_parallel_calls=2, executor="process")]
+    assert out == list(range(200)), out[:10]
+    print("ok", os.getpid(), flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+def test_abandoned_iterators_break_no_later_pipeline_and_leak_nothing(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(ABANDON_CHILD)
+    child = subprocess.run(
+        [sys.executable, str(script), os.environ.get("HEADRACE_ABANDON_ROUNDS", "40")],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_SECONDS * 5,
+        start_new_session=True,
+    )
+    assert child.returncode == 0 and "ok" in child.stdout, child.stderr[-3000:]
+    pid = int(child.stdout.split()[-1])
+    assert _shm_files(pid) == []

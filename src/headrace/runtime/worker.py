@@ -88,6 +88,7 @@ def serve(sock: Any) -> None:
 
     pool.INSIDE_WORKER = True
     prefixes: set[str] = set()
+    stray_messages = 0  # messages outside any job (see below); kept for a debugger's eyes
     try:
         while True:
             try:
@@ -98,6 +99,11 @@ def serve(sock: Any) -> None:
                 conn.send_bytes(dump((BAD_MESSAGE, pack_error(exc)), None))
                 continue
             if job[0] == "end":
+                continue
+            if job[0] not in ("map", "pipeline"):
+                # Meant for a job that ended (a parent that gave up on it): ignored and counted,
+                # never read as the start of a new job.
+                stray_messages += 1
                 continue
             sys.path[:], cwd = job[-2]
             try:
@@ -142,7 +148,7 @@ def _map_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
             return False
         if message[0] == "end":
             return True
-        if not loaded:
+        if not loaded or message[0] != "tasks":  # a stray message of another job: ignored
             continue
         results = []
         chunk_start = perf_ns()
@@ -183,8 +189,8 @@ def _pipeline_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
             kind = message[0]
             if kind == "end":
                 return True
-            if it is None:
-                continue
+            if it is None or kind not in ("pull", "reset", "set_state"):
+                continue  # nothing loaded, or a stray message of another job: ignored
             if kind == "pull":
                 reply = _pull(it, message, writer)
             else:
