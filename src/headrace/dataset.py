@@ -14,7 +14,7 @@ from .core.closures import check_pipeline
 from .core.elements import ElementsNode
 from .core.errors import InvalidArgumentError
 from .core.fingerprint import fingerprint as pipeline_fingerprint
-from .core.node import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Node
+from .core.node import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Node, tree_lines
 from .core.options import Options
 from .io import saved
 from .iterator import Iterator
@@ -153,15 +153,7 @@ class Dataset:
 
     def describe(self) -> str:
         """The pipeline as text, one stage per line, output last."""
-        lines = []
-
-        def visit(node: Node, depth: int) -> None:
-            for parent in node.parents:
-                visit(parent, depth + 1)
-            lines.append("  " * depth + repr(node))
-
-        visit(self.node, 0)
-        return "\n".join(lines)
+        return "\n".join(tree_lines(self.node))
 
     # --- sources ----------------------------------------------------------------------------------
     @staticmethod

@@ -16,9 +16,27 @@ def test_as_path_accepts_the_usual_spellings(tmp_path):
         and fs.as_path(np.str_("x")) == "x"
     )
     assert fs.as_path("file:///tmp/x") == "/tmp/x"
-    for bad in ("", 3, None, b"\xff"):
+    for bad in ("", b"", 3, None):
         with pytest.raises(InvalidArgumentError):
             fs.as_path(bad)
+    # bytes that are not UTF-8 name the file the OS would open (os.fsdecode), as list_files gives them
+    assert fs.as_path(b"/d/\xff.tfrecord") == os.fsdecode(b"/d/\xff.tfrecord")
+
+
+def test_a_file_name_that_is_not_utf8_is_read(tmp_path):
+    import headrace as hr
+    from headrace.io import TFRecordWriter
+
+    name = os.path.join(os.fsencode(tmp_path), b"caf\xe9.tfrecord")  # Latin-1, not UTF-8
+    try:
+        with TFRecordWriter(os.fsdecode(name)) as writer:
+            writer.write(b"record")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses names that are not UTF-8")
+    files = hr.Dataset.list_files(os.path.join(os.fsencode(tmp_path), b"*.tfrecord"), shuffle=False)
+    assert [bytes(f) for f in files] == [name]
+    assert [bytes(r) for r in hr.data.TFRecordDataset(files)] == [b"record"]
+    assert [bytes(r) for r in hr.data.TFRecordDataset([name])] == [b"record"]
 
 
 def test_is_url():

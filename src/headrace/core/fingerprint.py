@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .node import Node, derived
+from .node import Node, derived, post_order
 
 FINGERPRINT_VERSION = 2
 
@@ -121,19 +121,32 @@ def value_fingerprint(value: Any) -> str:
 
 
 def _node_result(node: Node, checkpoint: bool = False) -> tuple[str, tuple[str, ...]]:
-    cache = derived(node)
-    cached = cache.get(("fingerprint", checkpoint))
+    key = ("fingerprint", checkpoint)
+    cached = derived(node).get(key)
     if cached is None:
-        hasher = _Hasher(f"stage {node!r}", checkpoint)
-        hasher.node_arguments(node)
-        spots = list(hasher.blind)
-        for parent in node.parents:
-            digest, parent_spots = _node_result(parent, checkpoint)
-            hasher.token(b"P", digest.encode())
-            spots.extend(spot for spot in parent_spots if spot not in spots)
-        cached = (hasher.hexdigest(), tuple(spots))
-        cache[("fingerprint", checkpoint)] = cached  # nodes are immutable: the digest never goes stale
+        # Parents first, iteratively: a pipeline may be 10,000 stages deep.
+        for stage in post_order(node):
+            if key not in derived(stage):
+                _one_node_result(stage, checkpoint)
+        cached = derived(node)[key]
     return cached
+
+
+def _one_node_result(node: Node, checkpoint: bool) -> None:
+    """Hash one stage, its parents' digests being known already."""
+    hasher = _Hasher(f"stage {node!r}", checkpoint)
+    hasher.node_arguments(node)
+    spots = list(hasher.blind)
+    seen = set(spots)
+    for parent in node.parents:
+        digest, parent_spots = derived(parent)[("fingerprint", checkpoint)]
+        hasher.token(b"P", digest.encode())
+        for spot in parent_spots:
+            if spot not in seen:
+                seen.add(spot)
+                spots.append(spot)
+    # nodes are immutable: the digest never goes stale
+    derived(node)[("fingerprint", checkpoint)] = (hasher.hexdigest(), tuple(spots))
 
 
 @functools.cache

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import itertools
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any, ClassVar, Generic, TypeVar
@@ -59,6 +60,140 @@ def derived(node: Node) -> dict:
     if cache is None:
         cache = node.__dict__["_derived"] = {}
     return cache
+
+
+#: Pipelines may be 10,000 stages deep (a loop of ``concatenate``): whatever walks them is iterative,
+#: and what each op computes from its parents' results (cardinality, element_spec, iterators) is
+#: computed bottom up in steps of this many stages, so no call recurses deeper than one step.
+STEP = 64
+
+
+def post_order(root: Node) -> list[Node]:
+    """``root`` and every ancestor, each once, parents before their children (iteratively)."""
+    out: list[Node] = []
+    done: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        if expanded:
+            done.add(id(node))
+            out.append(node)
+        else:
+            stack.append((node, True))
+            stack.extend((p, False) for p in reversed(node.parents) if id(p) not in done)
+    return out
+
+
+def height(node: Node) -> int:
+    """The longest path from ``node`` to a source (0 for a source); kept on the node."""
+    cached = derived(node).get("height")
+    if cached is not None:
+        return cached
+    for n in post_order(node):
+        cache = derived(n)
+        if "height" not in cache:
+            cache["height"] = 1 + max((derived(p)["height"] for p in n.parents), default=-1)
+    return derived(node)["height"]
+
+
+def tree_lines(root: Node) -> list[str]:
+    """The pipeline as text, one stage per line indented by its distance from ``root``, inputs first
+    (``describe`` and ``explain``); iterative, so any depth works.
+
+    >>> import headrace as hr
+    >>> tree_lines(hr.Dataset.range(2).map(abs).node)
+    ['  range(0, 2, 1)', 'map(abs)']
+    """
+    lines: list[str] = []
+    stack: list[tuple[Node, int, bool]] = [(root, 0, False)]
+    while stack:
+        node, depth, expanded = stack.pop()
+        if expanded:
+            # Past 40 levels the depth is written as a number: 10,000 levels of spaces would be 100 MB.
+            indent = "  " * depth if depth <= 40 else "  " * 40 + f"[depth {depth}] "
+            lines.append(indent + repr(node))
+        else:
+            stack.append((node, depth, True))
+            stack.extend((p, depth + 1, False) for p in reversed(node.parents))
+    return lines
+
+
+def stepping_stones(node: Node) -> list[Node]:
+    """The ancestors of ``node`` whose height is a multiple of :data:`STEP`, lowest first: computing
+    a recursive value at each of them in turn bounds the recursion to one step."""
+    stones = [n for n in post_order(node) if n is not node and height(n) and height(n) % STEP == 0]
+    stones.sort(key=height)
+    return stones
+
+
+#: per thread: the values being computed bottom up, by method (see :func:`_bottom_up`)
+_scope = threading.local()
+
+
+def _bottom_up(method: Any) -> Any:
+    """Wrap a node method computed from its parents' (``cardinality``): on a deep pipeline, compute
+    it at the stepping stones first and remember every node's result until the outer call returns."""
+    if getattr(method, "_headrace_bottom_up", False):
+        return method
+    name = method.__name__
+
+    @functools.wraps(method)
+    def wrapper(self: Node) -> Any:
+        memo = getattr(_scope, name, None)
+        if memo is not None:
+            key = (id(self), wrapper)
+            if key not in memo:
+                memo[key] = method(self)
+            return memo[key]
+        if height(self) < STEP:
+            return method(self)
+        memo = {}
+        setattr(_scope, name, memo)
+        try:
+            for stone in stepping_stones(self):
+                try:
+                    getattr(stone, name)()
+                except Exception:  # noqa: BLE001 (raised again, where it matters, by the real call)
+                    pass
+            return method(self)
+        finally:
+            setattr(_scope, name, None)
+
+    wrapper._headrace_bottom_up = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _built_bottom_up(method: Any) -> Any:
+    """Wrap ``Node.iterator``: building a deep pipeline's iterators recurses once per stage (each
+    op builds its parent's first), so the stepping stones' iterators are built first, lowest first,
+    and handed to the stage that asks for them. One no stage asked for (a stage that reads its
+    input lazily) is closed when the outer call returns."""
+    if getattr(method, "_headrace_bottom_up", False):
+        return method
+
+    @functools.wraps(method)
+    def wrapper(self: Node, ctx: Context) -> NodeIterator:
+        built = getattr(_scope, "iterators", None)
+        if built is not None:  # inside an outer build: take a stone's iterator built for it
+            ready = built.get((id(self), id(ctx)))
+            return ready.pop() if ready else method(self, ctx)
+        if height(self) < STEP:
+            return method(self, ctx)
+        built = _scope.iterators = {}
+        try:
+            for stone in stepping_stones(self):  # each one takes the one below it
+                built[(id(stone), id(ctx))] = [stone.iterator(ctx)]
+            return method(self, ctx)
+        finally:
+            _scope.iterators = None
+            for unused in built.values():
+                for iterator in unused:
+                    iterator.close()
+
+    wrapper._headrace_bottom_up = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 class Context:
@@ -106,6 +241,15 @@ class Node:
     #: random stages draw a fresh seed per iteration from this counter (see ``Context.iteration_of``).
     _iterations: itertools.count
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Deep pipelines (see STEP): each op computes these from its parents' results recursively.
+        super().__init_subclass__(**kwargs)
+        for method in ("cardinality", "random_access_length"):
+            if method in cls.__dict__:
+                setattr(cls, method, _bottom_up(cls.__dict__[method]))
+        if "iterator" in cls.__dict__:
+            cls.iterator = _built_bottom_up(cls.__dict__["iterator"])  # type: ignore[method-assign]
+
     def __init__(self, *parents: Node):
         self.parents = parents
         self._iterations = itertools.count()
@@ -151,11 +295,14 @@ class Node:
         """The stage nearest the output that prevents random access, or None."""
         if self.random_access_length() is not None:
             return None
-        for parent in self.parents:
-            culprit = parent.not_random_access()
-            if culprit is not None:
-                return culprit
-        return self
+        node = self
+        while True:  # down the first parent (in order) that prevents it
+            culprit = next((p for p in node.parents if p.random_access_length() is None), None)
+            if culprit is None:
+                return node
+            if type(culprit).not_random_access is not Node.not_random_access:
+                return culprit.not_random_access()  # a stage that answers for itself
+            node = culprit
 
     # --- static rewrites (tune/rewrite.py asks; each op answers for itself) ---------------------------
     # The optimiser knows no op by name or class: an op that can be dropped, fused or moved says so
@@ -185,6 +332,16 @@ class Node:
         cache = derived(self)
         cached = cache.get("element_spec")
         if cached is None:
+            if height(self) >= STEP and not getattr(_scope, "element_spec", False):
+                _scope.element_spec = True  # computed once per node, so kept on each stone
+                try:
+                    for stone in stepping_stones(self):
+                        try:
+                            stone.element_spec  # noqa: B018 (computes and keeps it)
+                        except Exception:  # noqa: BLE001 (raised again by the real call if it matters)
+                            pass
+                finally:
+                    _scope.element_spec = False
             cached = self.compute_element_spec()
             cache["element_spec"] = cached
         return cached
@@ -194,8 +351,20 @@ class Node:
 
     def signature(self) -> str:
         """Text naming every stage of the pipeline; checkpoints are only restored into an equal one."""
-        parents = ", ".join(p.signature() for p in self.parents)
-        return f"{self!r}<-[{parents}]" if parents else repr(self)
+        pieces: list[str] = []
+        stack: list[Node | str] = [self]  # what is left to write, last first
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                pieces.append(item)
+                continue
+            pieces.append(repr(item))
+            if item.parents:
+                tail: list[Node | str] = ["<-["]
+                for i, parent in enumerate(item.parents):
+                    tail += [", ", parent] if i else [parent]
+                stack.extend(reversed([*tail, "]"]))
+        return "".join(pieces)
 
     def cannot_fail(self) -> bool:
         """No stage of this pipeline can raise a per-element error (``never_raises`` all the way
@@ -381,8 +550,24 @@ class NodeIterator(Generic[NodeT]):
         if self.closed:
             return
         self.closed = True
-        for child in self.inputs:
-            child.close()
+        # Iteratively, a pipeline may be 10,000 stages deep: a close inside another one leaves its
+        # inputs to the outermost close's loop.
+        pending = getattr(_scope, "closing", None)
+        if pending is not None:
+            pending.extend(reversed(self.inputs))
+            return
+        pending = _scope.closing = list(reversed(self.inputs))
+        error: BaseException | None = None
+        try:
+            while pending:
+                try:
+                    pending.pop().close()
+                except BaseException as exc:  # noqa: BLE001 (close the rest, then raise the first)
+                    error = error or exc
+        finally:
+            _scope.closing = None
+        if error is not None:
+            raise error
 
     @property
     def name(self) -> str:

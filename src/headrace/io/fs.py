@@ -49,16 +49,16 @@ _TEMPORARY_MARK = ".incomplete-"
 
 
 def as_path(path: Any, argument: str = "path") -> str:
-    """A path as ``str``: accepts str, bytes (UTF-8), ``os.PathLike`` and numpy string scalars."""
+    """A path as ``str``: accepts str, bytes, ``os.PathLike`` and numpy string scalars.
+
+    Bytes are decoded as the operating system does (``os.fsdecode``: UTF-8 with surrogateescape on
+    POSIX), so a file name that is not UTF-8, e.g. from ``list_files``, opens the same file."""
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     if hasattr(path, "item") and getattr(path, "shape", None) == ():  # numpy scalar or 0-d array
         path = path.item()
     if isinstance(path, bytes):
-        try:
-            path = path.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidArgumentError(f"{argument}={path!r} is not valid UTF-8") from None
+        path = os.fsdecode(path)
     if not isinstance(path, str) or not path:
         raise InvalidArgumentError(
             f"{argument}={path!r} is not a file path: pass a non-empty str, bytes or os.PathLike"

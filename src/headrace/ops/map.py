@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -97,8 +98,21 @@ class MapNode(Node):
         # their own stage (their workers and per-element generators are per stage).
         if not (isinstance(parent, MapNode) and self._serial_unseeded() and parent._serial_unseeded()):
             return None
-        name = f"{parent.describe_args()} -> {self.describe_args()}"
+        name = fused_name([*parent.describe_args().split(" -> "), self.describe_args()])
         return MapNode(parent.parents[0], FusedFunction(parent.map_func, self.map_func), name=name)
+
+    def compute_element_spec(self) -> Any:
+        # A chain of serial maps is probed as the one fused stage it runs as: probing it stage by
+        # stage would recurse once per map (10,000 chained maps).
+        chain = [self]
+        while chain[-1]._serial_unseeded() and isinstance(parent := chain[-1].parents[0], MapNode):
+            if not parent._serial_unseeded():
+                break
+            chain.append(parent)
+        if len(chain) == 1:
+            return super().compute_element_spec()
+        fused = FusedFunction.of([node.map_func for node in reversed(chain)])
+        return MapNode(chain[-1].parents[0], fused, name=self.name).element_spec
 
     def batch_safe(self) -> bool:
         return self.seed is None and is_batch_safe(self.map_func)
@@ -149,19 +163,71 @@ def is_batch_safe(fn: Callable) -> bool:
 
 
 class FusedFunction:
-    """``second(first(x))`` with tf.data's unpacking of tuples at each step; picklable."""
+    """``f_n(...f_2(f_1(x)))`` with tf.data's unpacking of tuples at each step; picklable.
+
+    Fusing a fused function keeps one flat list, so a chain of 10,000 maps calls its functions in a
+    loop; the list is shared with the function fused before (each sees its first ``n``), so fusing a
+    chain one map at a time costs linear time, not quadratic.
+    """
 
     def __init__(self, first: Callable, second: Callable):
-        self.first, self.second = first, second
+        if isinstance(first, FusedFunction):
+            shared = first._shared if len(first._shared) == first._n else first._shared[: first._n]
+        else:
+            shared = [first]
+        shared.extend(second.functions if isinstance(second, FusedFunction) else (second,))
+        self._set(shared)
+
+    def _set(self, shared: list) -> None:
+        self._shared, self._n = shared, len(shared)
+        self._calls: tuple[Callable, ...] | None = None
+
+    @staticmethod
+    def of(functions: list[Callable]) -> FusedFunction:
+        """The functions applied in order, fused functions among them flattened."""
+        fused = object.__new__(FusedFunction)
+        fused._set(
+            [g for fn in functions for g in (fn.functions if isinstance(fn, FusedFunction) else (fn,))]
+        )
+        return fused
+
+    @property
+    def functions(self) -> tuple[Callable, ...]:
+        if self._calls is None:
+            self._calls = tuple(self._shared[: self._n])
+        return self._calls
+
+    def __getstate__(self) -> dict:  # pickles and fingerprints see the functions, not the shared list
+        return {"functions": self.functions}
+
+    def __setstate__(self, state: dict) -> None:
+        self._set(list(state["functions"]))
 
     def __call__(self, *args: Any) -> Any:
-        middle = self.first(*args)
-        if type(middle) in CONVERTED:  # the unfused map would have yielded tf_result(middle)
-            middle = tf_result(middle)
-        return self.second(*middle) if type(middle) is tuple else self.second(middle)
+        first, *rest = self._calls or self.functions
+        value = first(*args)
+        for fn in rest:
+            if type(value) in CONVERTED:  # the unfused map would have yielded tf_result(value)
+                value = tf_result(value)
+            value = fn(*value) if type(value) is tuple else fn(value)
+        return value
 
     def __repr__(self) -> str:
-        return f"{describe(self.first)} -> {describe(self.second)}"
+        return fused_name([describe(fn) for fn in self.functions])
+
+
+def fused_name(names: list[str]) -> str:
+    """``a -> b -> c``; a long chain is shortened in the middle (``a -> b -> c -> ... 7 more -> y ->
+    z``) so stage names stay short however many maps fuse; ``names`` may hold such a shortened name's
+    pieces."""
+    count = sum(int(n.split()[1]) if _MORE.fullmatch(n) else 1 for n in names)
+    if count > 6:
+        kept = [n for n in names if not _MORE.fullmatch(n)]
+        names = [*kept[:3], f"... {count - 5} more", *kept[-2:]]
+    return " -> ".join(names)
+
+
+_MORE = re.compile(r"\.\.\. \d+ more")
 
 
 def takes_rng(fn: Callable) -> bool:

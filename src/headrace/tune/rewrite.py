@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..core.node import Node, derived
+from ..core.node import Node, derived, post_order, tree_lines
 from ..core.options import Options
 from ..runtime import choose
 
@@ -42,10 +42,8 @@ def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | No
     applied: list[str] = []
     rewritten: dict[int, Node] = {}
 
-    def visit(node: Node) -> Node:
-        if id(node) in rewritten:
-            return rewritten[id(node)]
-        parents = [visit(p) for p in node.parents]
+    def visit(node: Node) -> Node:  # its parents are visited already (post order)
+        parents = [rewritten[id(p)] for p in node.parents]
         out = node if all(a is b for a, b in zip(parents, node.parents)) else node.with_parents(*parents)
         if settings.noop_elimination and out.is_noop():
             applied.append(f"- {node!r} removed: it changes nothing")
@@ -65,7 +63,9 @@ def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | No
         rewritten[id(node)] = out
         return out
 
-    optimised = visit(root)
+    for node in post_order(root):  # iterative: a pipeline may be 10,000 stages deep
+        visit(node)
+    optimised = rewritten[id(root)]
     if (
         settings.inject_prefetch
         and prefetch is not None
@@ -84,17 +84,7 @@ def explain(root: Node, options: Options, prefetch: Callable[[Node], Node] | Non
     """Logical plan, optimised plan and the rewrites between them (``prefetch`` as in :func:`optimise`)."""
     plan = optimise(root, options, prefetch)
 
-    def lines(node: Node) -> list[str]:
-        out: list[str] = []
-
-        def walk(n: Node, depth: int) -> None:
-            for parent in n.parents:
-                walk(parent, depth + 1)
-            out.append("  " * depth + repr(n))
-
-        walk(node, 0)
-        return out
-
+    lines = tree_lines
     text = ["logical plan (input first):", *("  " + line for line in lines(plan.logical))]
     text += ["optimised plan (input first):", *("  " + line for line in lines(plan.optimised))]
     text += ["rewrites:", *(plan.applied or ["- none"])]
