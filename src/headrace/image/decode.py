@@ -87,11 +87,9 @@ def _describe(contents: bytes) -> str:
 
 def _check_pixels(height: int, width: int, fn: str, contents: bytes) -> None:
     """The memory budget for images, checked from the header before a pixel is allocated."""
-    from ..io import limits  # noqa: PLC0415 (image does not import io at import time)
-
     pixels = int(height) * int(width)
-    if pixels > limits.limit("max_image_pixels"):  # the message is built only when it is needed
-        limits.check_size("max_image_pixels", pixels, f"{fn}: {_describe(contents)} ({height}x{width})")
+    if pixels > _pixel_budget():  # the message is built only when it is needed
+        _io_limits().check_size("max_image_pixels", pixels, f"{fn}: {_describe(contents)} ({height}x{width})")
 
 
 def _check_channels(channels: Any, fn: str, allowed: tuple[int, ...]) -> int:
@@ -226,10 +224,23 @@ def _jpeg_header(data: bytes, fn: str, strict: bool = True) -> tuple[int, int, s
     return height, width, colorspace
 
 
-def _pixel_budget() -> int:
-    from ..io.limits import limit  # noqa: PLC0415 (image does not import io at import time)
+_limits: Any = None
 
-    return limit("max_image_pixels")
+
+def _io_limits() -> Any:
+    """``headrace.io.limits``, imported on first use (image does not import io at import time) and
+    kept: an import statement costs ~2 us a call."""
+    global _limits
+    if _limits is None:
+        from ..io import limits  # noqa: PLC0415
+
+        _limits = limits
+    return _limits
+
+
+def _pixel_budget() -> int:
+    """The ``max_image_pixels`` budget (read per call: ``set_limit`` may change it at any time)."""
+    return _io_limits().limit("max_image_pixels")
 
 
 def extract_jpeg_shape(contents: Any, output_type: Any = np.int32, name: str | None = None) -> np.ndarray:
@@ -299,9 +310,7 @@ def _decode_with_pillow(
 ) -> np.ndarray:
     pil = pillow(fn)
     Image, ImageSequence = pil.Image, pil.ImageSequence  # noqa: N806 (PIL's own names)
-
-    from ..io.limits import LimitExceededError  # noqa: PLC0415
-
+    limits = _io_limits()
     want_uint16 = np.dtype(dtype) == np.uint16
     try:
         with Image.open(io.BytesIO(data)) as im:
@@ -316,7 +325,7 @@ def _decode_with_pillow(
                 return np.stack(frames)
             im.load()
             out = _pil_frame_to_array(im, channels, want_uint16)
-    except LimitExceededError:
+    except limits.LimitExceededError:
         raise
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise ImageDecodeError(
