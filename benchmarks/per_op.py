@@ -9,7 +9,8 @@ Kernels (the least any implementation must pay):
   compiled batch parser per record, amortised over a batch of 256 (what one record costs once the
   fixed costs are shared). The goal for one record is absolute: 10 us.
 - JPEG: ``simplejpeg.decode_jpeg`` with the same options; PNG: Pillow's ``Image.open`` + ``np.asarray``.
-- crops, flips: the numpy slice (random ones: with the same draws from the same generator);
+- crops, flips: the numpy slice (random ones: with the same draws from a generator made beforehand;
+  with ``seed`` the op must give ``default_rng(seed)``'s draws, the kernel still draws from one made once);
   ``convert_image_dtype``: ``image.astype(np.float32) * np.float32(1 / 255)``; ``resize``: the
   compiled bilinear kernel on precomputed taps; ``decode_raw``: ``np.frombuffer(...).copy()``;
   ``decode_csv``: ``bytes.split`` and the per-field conversions.
@@ -158,6 +159,24 @@ def rows(inputs: dict, tf) -> list[tuple[str, Callable, Callable | None, Callabl
             kernel_random_flip,
             None,
         ),
+        (
+            "random_flip_left_right (seed=1)",  # default_rng(1)'s draws, without building it per call
+            lambda: hi.random_flip_left_right(image, seed=1),
+            kernel_random_flip,
+            None,
+        ),
+        (
+            "random_flip_left_right (no rng, no seed)",
+            lambda: hi.random_flip_left_right(image),
+            kernel_random_flip,
+            None,
+        ),
+        (
+            "random_crop 64x64 (seed=1)",
+            lambda: hi.random_crop(image, (64, 64), seed=1),
+            kernel_random_crop,
+            None,
+        ),
         ("resize bilinear 72->64", lambda: hi.resize(image, (64, 64)), kernel_resize, None),
         (
             "convert_image_dtype uint8->float32",
@@ -234,10 +253,10 @@ def measure(
     for fn in calls:
         if fn is not None:
             per_call(fn, max(number // 10, 1), timer)  # warm up: compile, fill caches
-    for _ in range(repeats):
-        for fn, samples in zip(calls, times):
-            if fn is not None:
-                samples.append(per_call(fn, number, timer))
+    order = [i for i, fn in enumerate(calls) if fn is not None]
+    for round_ in range(repeats):
+        for i in order[round_ % len(order) :] + order[: round_ % len(order)]:  # each goes first in turn
+            times[i].append(per_call(calls[i], number, timer))
     return [(min(s), statistics.median(s)) if s else None for s in times]
 
 

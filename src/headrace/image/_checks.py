@@ -103,7 +103,7 @@ _forks = 0  # bumped in a forked child, so that it does not repeat its parent's 
 class _Generators:
     def __init__(self) -> None:
         self.forks = _forks
-        self.seeded: dict[int, tuple[np.random.Generator, dict]] = {}
+        self.seeded: dict[int, tuple[np.random.Generator, Any]] = {}
         self.unseeded: np.random.Generator | None = None
 
 
