@@ -95,7 +95,8 @@ def test_truncated_jpeg_raises_then_recovers():
     [
         (b"", "empty"),
         (b"hello world, not an image", "not a JPEG"),
-        (b"\x89PNG\r\n\x1a\n" + b"\0" * 20, "it is a PNG: use decode_image"),
+        (b"BM" + b"\0" * 40, "it is a BMP: use decode_image"),
+        (b"\x89PNG\r\n\x1a\n" + b"\0" * 20, "damaged or unsupported PNG"),  # PNG bytes decode, as in TF
         (b"\xff\xd8\xff" + b"\0" * 30, "not a readable JPEG"),
     ],
 )
@@ -201,6 +202,39 @@ def test_other_formats_through_decode_image(fmt):
     assert out.shape == (10, 12, 3) and out.dtype == np.uint8
     if fmt != "GIF":  # GIF quantises to a palette
         np.testing.assert_array_equal(out, image)
+
+
+def test_decode_jpeg_and_decode_png_take_each_others_bytes_and_one_frame_gifs_as_tf():
+    # TF's decode_jpeg / decode_png run one kernel for JPEG, PNG and GIF (non-animated): either op
+    # decodes either format, with the result of the matching op (or decode_image).
+    image = random_image((10, 12, 3))
+    jpeg, png, gif = encode_jpeg(image), encode_png(image), _pillow_bytes(image, "GIF")
+    np.testing.assert_array_equal(decode_png(jpeg), decode_jpeg(jpeg))
+    np.testing.assert_array_equal(decode_png(jpeg, channels=1), decode_jpeg(jpeg, channels=1))
+    # TF scales a JPEG (or GIF) by 256 to uint16 (convert_image_dtype); an 8-bit PNG by 257 (libpng)
+    np.testing.assert_array_equal(
+        decode_png(jpeg, dtype=np.uint16), decode_jpeg(jpeg).astype(np.uint16) * 256
+    )
+    np.testing.assert_array_equal(decode_jpeg(png), image)
+    np.testing.assert_array_equal(decode_jpeg(png, channels=1), decode_png(png, channels=1))
+    np.testing.assert_array_equal(decode_jpeg(png, ratio=2, dct_method="INTEGER_ACCURATE"), image)
+    for decode in (decode_jpeg, decode_png):
+        np.testing.assert_array_equal(decode(gif), decode_image(gif, expand_animations=False))
+        assert decode(gif).shape == (10, 12, 3)
+    with pytest.raises(InvalidArgumentError, match="decode_png: channels=4 is not allowed for a JPEG"):
+        decode_png(jpeg, channels=4)
+    with pytest.raises(ImageDecodeError, match="decode_png: .* JPEG"):
+        decode_png(jpeg[: len(jpeg) // 2])
+    frames = [Image.fromarray(np.full((6, 6, 3), v, np.uint8)) for v in (0, 120, 250)]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, "GIF", save_all=True, append_images=frames[1:])
+    with pytest.raises(ImageDecodeError, match="decode_jpeg: .* an animated GIF of 3 frames; decode_image"):
+        decode_jpeg(buffer.getvalue())
+    for fmt in ("BMP", "WEBP"):  # as TF, these need decode_image
+        with pytest.raises(ImageDecodeError, match=f"it is a {fmt}: use decode_image"):
+            decode_png(_pillow_bytes(image, fmt))
+        with pytest.raises(ImageDecodeError, match=f"it is a {fmt}: use decode_image"):
+            decode_jpeg(_pillow_bytes(image, fmt))
 
 
 def test_animated_gif_frames():
@@ -311,10 +345,12 @@ def test_without_the_image_extra_the_error_names_it(monkeypatch):
     # JPEGs; its error must say what to install, not "No module named 'PIL'".
     import sys
 
+    from headrace.image import _checks
     from headrace.image import decode as decode_module
     from headrace.image import encode as encode_module
 
     jpeg = hr.image.encode_jpeg(np.zeros((4, 4, 3), np.uint8))
+    monkeypatch.setattr(_checks, "_PIL", None)  # Pillow as this process would have it if never imported
     monkeypatch.setattr(decode_module, "simplejpeg", None)
     monkeypatch.setattr(encode_module, "simplejpeg", None)
     for name in ("PIL", "PIL.Image", "PIL.ImageSequence"):

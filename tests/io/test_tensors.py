@@ -50,3 +50,18 @@ def test_decode_raw():
     with pytest.raises(hr.InvalidArgumentError, match="whole number"):
         decode_raw(b"abc", "int16")
     assert decode_raw(b"", "float32").shape == (0,)
+
+
+@pytest.mark.parametrize("out_type", ["uint16", np.float32, hr.int64, "complex64", np.dtype("float64")])
+@pytest.mark.parametrize("little_endian", [True, False])
+def test_decode_raw_of_one_record_equals_a_row_of_a_batch(out_type, little_endian):
+    data = np.random.default_rng(3).integers(0, 256, 64, dtype=np.uint8).tobytes()
+    for _ in range(2):  # the second call takes the dtypes resolved by the first
+        one = decode_raw(data, out_type, little_endian=little_endian)
+        row = decode_raw(np.array([data], dtype=object), out_type, little_endian=little_endian)[0]
+        assert one.dtype == row.dtype and one.dtype.isnative and one.flags.writeable and one.flags.owndata
+        assert one.tobytes() == row.tobytes()
+    with pytest.raises(hr.InvalidArgumentError, match="out_type='string' is not a numeric dtype"):
+        decode_raw(data, "string")
+    with pytest.raises(hr.InvalidArgumentError, match=r"dtype=\['int8'\] is not a dtype"):  # unhashable
+        decode_raw(data, ["int8"])

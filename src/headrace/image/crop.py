@@ -100,6 +100,22 @@ def random_crop(
     """
     fn = "random_crop"
     array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if (
+        array.ndim == 3
+        and type(size) in (tuple, list)
+        and len(size) == 2
+        and type(size[0]) is int
+        and type(size[1]) is int
+        and array.dtype.kind in "uifb"
+    ):  # one image and (height, width): the checks below, without building arrays for them
+        generator = resolve_rng(rng, seed, fn)
+        height, width = size
+        image_height, image_width = array.shape[0], array.shape[1]
+        if not (0 < height <= image_height and 0 < width <= image_width):
+            raise _does_not_fit(fn, height, width, array)
+        top = int(generator.integers(0, image_height - height + 1))
+        left = int(generator.integers(0, image_width - width + 1))
+        return array[top : top + height, left : left + width]
     if array.dtype == object:
         raise InvalidArgumentError(f"{fn}: value has dtype object; expected a numeric array")
     sizes = np.asarray(size)
@@ -122,10 +138,7 @@ def random_crop(
     height, width = int(sizes[0]), int(sizes[1])
     image_height, image_width = array.shape[-3], array.shape[-2]
     if not (0 < height <= image_height and 0 < width <= image_width):
-        raise InvalidArgumentError(
-            f"{fn}: size=({height}, {width}) does not fit in images of height {image_height} and width "
-            f"{image_width} (shape {array.shape}); pad first (pad or resize_with_crop_or_pad)"
-        )
+        raise _does_not_fit(fn, height, width, array)
     if array.ndim == 3:
         top = int(generator.integers(0, image_height - height + 1))
         left = int(generator.integers(0, image_width - width + 1))
@@ -138,3 +151,10 @@ def random_crop(
     for i, (top, left) in enumerate(zip(tops.tolist(), lefts.tolist())):
         out[i] = array[i, top : top + height, left : left + width]
     return out
+
+
+def _does_not_fit(fn: str, height: int, width: int, array: np.ndarray) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"{fn}: size=({height}, {width}) does not fit in images of height {array.shape[-3]} and width "
+        f"{array.shape[-2]} (shape {array.shape}); pad first (pad or resize_with_crop_or_pad)"
+    )

@@ -87,11 +87,9 @@ def _describe(contents: bytes) -> str:
 
 def _check_pixels(height: int, width: int, fn: str, contents: bytes) -> None:
     """The memory budget for images, checked from the header before a pixel is allocated."""
-    from ..io.limits import check_size  # noqa: PLC0415 (image does not import io at import time)
-
-    check_size(
-        "max_image_pixels", int(height) * int(width), f"{fn}: {_describe(contents)} ({height}x{width})"
-    )
+    pixels = int(height) * int(width)
+    if pixels > _pixel_budget():  # the message is built only when it is needed
+        _io_limits().check_size("max_image_pixels", pixels, f"{fn}: {_describe(contents)} ({height}x{width})")
 
 
 def _check_channels(channels: Any, fn: str, allowed: tuple[int, ...]) -> int:
@@ -128,6 +126,7 @@ def decode_jpeg(
     name: str | None = None,
 ) -> np.ndarray:
     """Decode a JPEG to ``(H, W, C)`` uint8; ``channels`` 0 (as stored: 1 or 3), 1 or 3.
+    PNG and one-frame GIF bytes decode too, as in TF (``decode_image`` takes every format).
 
     ``ratio`` (1, 2, 4, 8) downscales while decoding, much faster than decode then resize.
     ``dct_method`` ``""`` (the default, as tf: ``"INTEGER_FAST"``) or ``"INTEGER_ACCURATE"``;
@@ -152,14 +151,25 @@ def decode_jpeg(
             f"{fn}: dct_method={dct_method!r} is not allowed: '', 'INTEGER_FAST' or 'INTEGER_ACCURATE'"
         )
     if data[:3] != _JPEG:
-        raise _wrong_format(data, fn, "JPEG")
+        return _decode_other_format(data, fn, channels, "JPEG")
+    return _decode_jpeg(data, fn, channels, ratio, fancy_upscaling, not try_recover_truncated, dct_method)
+
+
+def _decode_jpeg(
+    data: bytes,
+    fn: str,
+    channels: int,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    strict: bool = True,
+    dct_method: str = "",
+) -> np.ndarray:
+    """JPEG bytes (checked by the caller) to ``(H, W, C)`` uint8 through simplejpeg."""
     if simplejpeg is None:  # pragma: no cover
         return _decode_with_pillow(data, fn, "JPEG", channels, ratio=ratio)
-    try:
-        height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data, strict=not try_recover_truncated)
-    except ValueError as exc:
-        raise ImageDecodeError(f"{fn}: {_describe(data)} are not a readable JPEG: {exc}") from None
-    _check_pixels(height, width, fn, data)
+    height, width, colorspace = _jpeg_header(data, fn, strict)
+    if height * width > _pixel_budget():
+        _check_pixels(height, width, fn, data)
     if colorspace in ("CMYK", "YCCK"):
         return _decode_with_pillow(data, fn, "JPEG", channels or 3, ratio=ratio)
     gray = channels == 1 or (channels == 0 and colorspace == "Gray")
@@ -172,13 +182,65 @@ def decode_jpeg(
             min_height=-(-height // ratio),
             min_width=-(-width // ratio),
             min_factor=ratio,
-            strict=not try_recover_truncated,
+            strict=strict,
         )
     except ValueError as exc:
         raise ImageDecodeError(
             f"{fn}: {_describe(data)} are a damaged or unsupported JPEG ({height}x{width}, {colorspace}): "
             f"{exc}" + ("; try_recover_truncated=True decodes what is there" if "end of" in str(exc) else "")
         ) from None
+
+
+def _decode_other_format(
+    data: bytes, fn: str, channels: int, wanted: str, dtype: Any = np.uint8
+) -> np.ndarray:
+    """What TF's ``decode_jpeg`` and ``decode_png`` also decode: JPEG, PNG and one-frame GIF (one
+    kernel serves them all there); BMP, WebP and animated GIFs need ``decode_image``, as in TF."""
+    kind = sniff_format(data)
+    if kind == "jpeg":
+        if channels not in (0, 1, 3):
+            raise InvalidArgumentError(f"{fn}: channels={channels} is not allowed for a JPEG: 0, 1 or 3")
+        image = _decode_jpeg(data, fn, channels)
+    elif kind == "png":
+        return _decode_with_pillow(data, fn, "PNG", channels, dtype=dtype)
+    elif kind == "gif":
+        image = _decode_with_pillow(data, fn, "GIF", channels, all_frames=True)
+        if image.ndim == 4:
+            raise ImageDecodeError(
+                f"{fn}: {_describe(data)} are an animated GIF of {len(image)} frames; decode_image decodes "
+                "every frame (or the first with expand_animations=False)"
+            )
+    else:
+        raise _wrong_format(data, fn, wanted)
+    return image if image.dtype == dtype else convert_image_dtype(image, dtype)
+
+
+def _jpeg_header(data: bytes, fn: str, strict: bool = True) -> tuple[int, int, str]:
+    """``(height, width, colorspace)`` from libjpeg's header pass, or the error saying it is unreadable."""
+    try:
+        height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data, strict=strict)
+    except ValueError as exc:
+        raise ImageDecodeError(f"{fn}: {_describe(data)} are not a readable JPEG: {exc}") from None
+    return height, width, colorspace
+
+
+_limits: Any = None
+
+
+def _io_limits() -> Any:
+    """``headrace.io.limits``, imported on first use (image does not import io at import time) and
+    kept: an import statement costs ~2 us a call."""
+    global _limits
+    if _limits is None:
+        from ..io import limits  # noqa: PLC0415
+
+        _limits = limits
+    return _limits
+
+
+def _pixel_budget() -> int:
+    """The ``max_image_pixels`` budget (read per call: ``set_limit`` may change it at any time)."""
+    return _io_limits().limit("max_image_pixels")
 
 
 def extract_jpeg_shape(contents: Any, output_type: Any = np.int32, name: str | None = None) -> np.ndarray:
@@ -248,9 +310,7 @@ def _decode_with_pillow(
 ) -> np.ndarray:
     pil = pillow(fn)
     Image, ImageSequence = pil.Image, pil.ImageSequence  # noqa: N806 (PIL's own names)
-
-    from ..io.limits import LimitExceededError  # noqa: PLC0415
-
+    limits = _io_limits()
     want_uint16 = np.dtype(dtype) == np.uint16
     try:
         with Image.open(io.BytesIO(data)) as im:
@@ -265,7 +325,7 @@ def _decode_with_pillow(
                 return np.stack(frames)
             im.load()
             out = _pil_frame_to_array(im, channels, want_uint16)
-    except LimitExceededError:
+    except limits.LimitExceededError:
         raise
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise ImageDecodeError(
@@ -280,7 +340,7 @@ def decode_png(
     """Decode a PNG to ``(H, W, C)``; ``channels`` 0 (as stored), 1, 2, 3 or 4; dtype uint8 or uint16.
 
     16-bit PNGs keep their precision with ``dtype=np.uint16`` (grey only: Pillow reads 16-bit colour
-    PNGs as 8-bit); 8-bit ones are scaled by 257, as tf.
+    PNGs as 8-bit); 8-bit ones are scaled by 257, as tf. JPEG and one-frame GIF bytes decode too, as in TF.
 
     >>> data = encode_png(np.arange(12, dtype=np.uint8).reshape(2, 2, 3))
     >>> decode_png(data)[1, 1].tolist()
@@ -292,7 +352,7 @@ def decode_png(
     if np.dtype(dtype) not in (np.uint8, np.uint16):
         raise InvalidArgumentError(f"{fn}: dtype={dtype!r} is not allowed: np.uint8 or np.uint16")
     if data[:8] != _PNG:
-        raise _wrong_format(data, fn, "PNG")
+        return _decode_other_format(data, fn, channels, "PNG", dtype=np.dtype(dtype))
     return _decode_with_pillow(data, fn, "PNG", channels, dtype=dtype)
 
 
@@ -323,9 +383,10 @@ def decode_image(
     if kind == "jpeg":
         if channels == 4:
             raise InvalidArgumentError(f"{fn}: channels=4 is not allowed for a JPEG: 0, 1 or 3")
-        image = decode_jpeg(data, channels=channels)
+        image = _decode_jpeg(data, "decode_jpeg", channels)
     elif kind == "png":
-        image = decode_png(data, channels=channels, dtype=np.uint16 if target == np.uint16 else np.uint8)
+        depth = np.uint16 if target == np.uint16 else np.uint8
+        image = _decode_with_pillow(data, "decode_png", "PNG", channels, dtype=depth)
     elif kind is None:
         reason = "the contents are empty" if not data else "the bytes do not start with any known signature"
         raise ImageDecodeError(

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.spec import string
+from .example_single import SinglePlan
 from .features import (
     FLOAT32,
     INT64,
@@ -256,6 +257,11 @@ class Plan:
         lengths = np.array([len(k) for k in encoded], dtype=np.int64)
         self.key_ends = np.cumsum(lengths)
         self.key_starts = self.key_ends - lengths
+
+    @functools.cached_property
+    def single(self) -> SinglePlan:
+        """The spec compiled for the one-record fast path (built on first use, kept with the plan)."""
+        return SinglePlan(self.items, self.column)
 
     def locate(self, batch: Batch, outer_field: int, function: str, what: str) -> np.ndarray:
         """Value spans ``(records, keys, 2)`` of every wanted key in every record."""
@@ -573,8 +579,38 @@ def parse_example(
     if isinstance(serialized, (bytes, bytearray, np.bytes_)):  # a scalar: one record, as tf.io
         return parse_single_example(serialized, features, example_names)
     records = as_records(serialized, "parse_example")
-    requested, (features, sparse) = features, split_sparse(features)  # SparseFeature: index/value lists
-    plan = plan_for(features, "parse_example", EXAMPLE_FEATURES)
+    plan, sparse = example_plan(features)
+    if len(records) == 1 and not sparse and plan.single.supported:
+        parsed = plan.single.parse(records[0], batched=True)
+        if parsed is not None:
+            return parsed
+    return parse_records(records, features, plan, sparse, example_names)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_example_plan(items: tuple) -> tuple[Plan, dict]:
+    features, sparse = split_sparse(dict(items))
+    return Plan(features, "parse_example", EXAMPLE_FEATURES), sparse
+
+
+def example_plan(features: Mapping[str, Any]) -> tuple[Plan, dict]:
+    """The validated plan of an Example spec and its SparseFeatures, built once per spec."""
+    # Specs hash by identity and the cache keeps them alive, so a cached plan never outlives its specs.
+    try:
+        return _cached_example_plan(tuple(features.items()))
+    except (TypeError, AttributeError):  # not a dict, or unhashable values: build (and validate) uncached
+        plain, sparse = split_sparse(features)  # SparseFeature: index/value lists
+        return Plan(plain, "parse_example", EXAMPLE_FEATURES), sparse
+
+
+def parse_records(
+    records: list[bytes],
+    requested: Mapping[str, Any],
+    plan: Plan,
+    sparse: dict,
+    example_names: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The batch parser: every record of ``records`` through the compiled kernels."""
     batch = Batch(records)
     spans = plan.locate(batch, 1, "parse_example", "tf.train.Example")
     names = list(example_names) if example_names is not None else None
@@ -614,7 +650,13 @@ def parse_single_example(
                 f"parse_single_example takes one serialized Example (bytes), got {type(serialized).__name__}; "
                 "for a batch use parse_example"
             )
-    parsed = parse_example([bytes(serialized)], features)
+    data = serialized if type(serialized) is bytes else bytes(serialized)
+    plan, sparse = example_plan(features)
+    if not sparse and plan.single.supported:
+        single = plan.single.parse(data, batched=False)
+        if single is not None:
+            return single
+    parsed = parse_records([data], features, plan, sparse)
     return {key: unbatch_one(value) for key, value in parsed.items()}
 
 

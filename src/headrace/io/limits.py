@@ -75,12 +75,17 @@ def _known(name: str) -> Limit:
         ) from None
 
 
+#: Each budget's environment variable, spelled once (``limit`` runs per decoded image).
+_ENV = {name: spec.env for name, spec in LIMITS.items()}
+
+
 def limit(name: str) -> int:
     """The current value of budget ``name`` (its environment variable, else its default)."""
-    spec = _known(name)
-    raw = os.environ.get(spec.env)
+    env = _ENV.get(name)
+    raw = os.environ.get(env) if env is not None else None
     if not raw:
-        return spec.default
+        return _known(name).default
+    spec = _known(name)
     try:
         value = int(raw.replace("_", ""))
     except ValueError:

@@ -11,6 +11,7 @@ and ``tf.io.decode_raw``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -147,6 +148,16 @@ def _repeated_values(values: list, dtype: np.dtype) -> np.ndarray:
     return array.astype(np.int64).astype(dtype) if dtype.kind == "i" else array.astype(dtype)
 
 
+@functools.lru_cache(maxsize=64)
+def _raw_dtypes(out_type: Any, little_endian: bool) -> tuple[np.dtype, np.dtype]:
+    """``decode_raw``'s dtype of the bytes and of the result, resolved once per ``out_type``."""
+    dtype = as_dtype(out_type)
+    if dtype == string or dtype.kind not in "iufcb":
+        raise InvalidArgumentError(f"decode_raw: out_type={out_type!r} is not a numeric dtype")
+    dtype = dtype.newbyteorder("<" if little_endian else ">")
+    return dtype, dtype.newbyteorder("=")
+
+
 def _name(dtype: np.dtype) -> str:
     return "string" if dtype == string else dtype.name
 
@@ -166,12 +177,14 @@ def decode_raw(
     >>> decode_raw(np.array([b"ab", b"cd"], dtype=object), "uint8").tolist()
     [[97, 98], [99, 100]]
     """
-    dtype = as_dtype(out_type)
-    if dtype == string or dtype.kind not in "iufcb":
-        raise InvalidArgumentError(f"decode_raw: out_type={out_type!r} is not a numeric dtype")
-    dtype = dtype.newbyteorder("<" if little_endian else ">")
+    try:
+        dtype, native = _raw_dtypes(out_type, bool(little_endian))
+    except TypeError:  # unhashable out_type: resolve (and refuse) it without the cache
+        dtype, native = _raw_dtypes.__wrapped__(out_type, bool(little_endian))
     if fixed_length is not None and (not isinstance(fixed_length, int) or fixed_length < 0):
         raise InvalidArgumentError(f"decode_raw: fixed_length={fixed_length!r} is not an int >= 0")
+    if type(input_bytes) is bytes and fixed_length is None and not len(input_bytes) % dtype.itemsize:
+        return np.frombuffer(input_bytes, dtype).astype(native)  # one record, the common case
 
     def one(record: Any) -> np.ndarray:
         data = record.encode() if isinstance(record, str) else bytes(record)
@@ -182,7 +195,7 @@ def decode_raw(
                 f"decode_raw: a record of {len(data)} bytes is not a whole number of {dtype.itemsize}-byte "
                 f"{dtype.name} values"
             )
-        return np.frombuffer(data, dtype).astype(dtype.newbyteorder("="))
+        return np.frombuffer(data, dtype).astype(native)
 
     if isinstance(input_bytes, (bytes, bytearray, memoryview, str)):
         return one(input_bytes)

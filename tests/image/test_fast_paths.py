@@ -1,0 +1,129 @@
+"""The per-call shortcuts of the image ops give what the long way gives: the same draws for a seed or a
+generator, the same crops, and fresh streams for unseeded calls (per thread, per forked process)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from headrace.core.errors import InvalidArgumentError
+from headrace.image import (
+    random_brightness,
+    random_crop,
+    random_flip_left_right,
+    random_flip_up_down,
+)
+from headrace.image._checks import resolve_rng
+
+SETTINGS = settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+
+
+def reference_crop(array: np.ndarray, height: int, width: int, generator: np.random.Generator) -> np.ndarray:
+    """random_crop of one image, written out: two draws, then the slice."""
+    top = int(generator.integers(0, array.shape[0] - height + 1))
+    left = int(generator.integers(0, array.shape[1] - width + 1))
+    return array[top : top + height, left : left + width]
+
+
+@SETTINGS
+@given(
+    st.integers(1, 9),
+    st.integers(1, 9),
+    st.integers(1, 4),
+    st.data(),
+    st.integers(0, 2**40),
+    st.sampled_from([tuple, list, np.array]),
+)
+def test_random_crop_equals_its_draws_and_slice(height, width, channels, data, seed, container):
+    array = np.arange(height * width * channels, dtype=np.int32).reshape(height, width, channels)
+    size_h, size_w = data.draw(st.integers(1, height)), data.draw(st.integers(1, width))
+    size = container([size_h, size_w])
+    expected = reference_crop(array, size_h, size_w, np.random.default_rng(seed))
+    for _ in range(2):  # the second call with the same seed rewinds the cached generator
+        np.testing.assert_array_equal(random_crop(array, size, seed=seed), expected)
+    ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(3):  # a generator's stream advances exactly as the written-out draws advance it
+        np.testing.assert_array_equal(
+            random_crop(array, size, rng=ours), reference_crop(array, size_h, size_w, theirs)
+        )
+
+
+def test_random_crop_errors_are_unchanged_by_the_fast_path():
+    image = np.zeros((4, 5, 3), np.uint8)
+    message = (
+        r"random_crop: size=\(5, 2\) does not fit in images of height 4 and width 5 \(shape \(4, 5, 3\)\)"
+    )
+    for size in [(5, 2), [5, 2], np.array([5, 2])]:
+        with pytest.raises(InvalidArgumentError, match=message):
+            random_crop(image, size, seed=1)
+    with pytest.raises(InvalidArgumentError, match=r"size=\(0, 2\) does not fit"):
+        random_crop(image, (0, 2), seed=1)
+    with pytest.raises(InvalidArgumentError, match="pass either rng or seed"):
+        random_crop(image, (2, 2), seed=1, rng=np.random.default_rng(1))
+    with pytest.raises(InvalidArgumentError, match="seed=-1 is not allowed"):
+        random_crop(image, (2, 2), seed=-1)
+    with pytest.raises(InvalidArgumentError, match="dtype object"):
+        random_crop(np.zeros((4, 5, 3), object), (2, 2), seed=1)
+
+
+@pytest.mark.parametrize("fn", [random_flip_left_right, random_flip_up_down])
+def test_seeded_calls_draw_as_a_fresh_default_rng_every_time(fn):
+    image = np.arange(2 * 3 * 1).reshape(2, 3, 1)
+    batch = np.arange(16 * 2 * 3).reshape(16, 2, 3, 1)
+    for seed in list(range(40)) + list(range(40)):  # more seeds than a thread keeps: evicted and rebuilt
+        np.testing.assert_array_equal(fn(image, seed=seed), fn(image, rng=np.random.default_rng(seed)))
+        np.testing.assert_array_equal(fn(batch, seed=seed), fn(batch, rng=np.random.default_rng(seed)))
+    np.testing.assert_array_equal(
+        random_brightness(batch.astype(np.float32), 0.5, seed=3),
+        random_brightness(batch.astype(np.float32), 0.5, rng=np.random.default_rng(3)),
+    )
+
+
+def test_seeded_generators_are_per_thread():
+    results: dict[int, list] = {}
+
+    def draw(name: int) -> None:
+        results[name] = [resolve_rng(None, seed % 3, "t").random() for seed in range(300)]
+
+    threads = [threading.Thread(target=draw, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    expected = [np.random.default_rng(seed % 3).random() for seed in range(300)]
+    assert all(values == expected for values in results.values())
+
+
+def test_unseeded_calls_continue_one_stream_per_thread():
+    first = resolve_rng(None, None, "t")
+    assert resolve_rng(None, None, "t") is first
+    draws = [random_flip_left_right(np.arange(2).reshape(1, 2, 1))[0, 0, 0] for _ in range(64)]
+    assert 0 < sum(int(d) for d in draws) < 64  # both outcomes: not one fixed draw
+    other: list = []
+    thread = threading.Thread(target=lambda: other.append(resolve_rng(None, None, "t")))
+    thread.start()
+    thread.join()
+    assert other[0] is not first
+
+
+def _child_draws(queue) -> None:
+    queue.put(resolve_rng(None, None, "t").random(8).tolist())
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
+def test_a_forked_child_does_not_repeat_its_parents_unseeded_draws():
+    parent = resolve_rng(None, None, "t")
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=_child_draws, args=(queue,))
+    process.start()
+    child = queue.get(timeout=60)
+    process.join(timeout=60)
+    assert child != parent.random(8).tolist()
