@@ -4,6 +4,7 @@ import shutil
 import numpy as np
 import pytest
 
+import headrace as hr
 from headrace.core.errors import InvalidArgumentError
 from headrace.io.index import (
     IndexedRecords,
@@ -14,6 +15,7 @@ from headrace.io.index import (
     load_index,
 )
 from headrace.io.tfrecord import RecordError, encode_record, tf_record_iterator
+from headrace.io.writer import write_shards
 
 
 @pytest.fixture
@@ -85,6 +87,33 @@ def test_unreadable_sidecar(examples):
     with open(index_path(examples), "wb") as f:
         f.write(b"garbage")
     assert check_index(examples)[1].startswith("unreadable")
+
+
+def test_a_list_of_paths_indexes_each_file(tmp_path):
+    # as docs/state.md and docs/io.md call it, with what write_shards returns
+    paths = write_shards([b"r%d" % i for i in range(7)], str(tmp_path / "train"), num_shards=3)
+    for kind in (list, tuple):
+        for path in paths:
+            if os.path.exists(index_path(path)):
+                os.remove(index_path(path))
+        indexes = build_index(kind(paths))
+        assert [index.path for index in indexes] == paths and [len(i) for i in indexes] == [3, 2, 2]
+        assert all(check_index(path)[1] == "fresh" for path in paths)
+    assert hr.TFRecordDataset(paths, index="require").cardinality() == 7
+    assert build_index([]) == []
+    with pytest.raises(InvalidArgumentError, match="path"):
+        build_index([paths[0], None])
+
+
+def test_a_damaged_file_in_a_list_is_named(tmp_path, golden_dir):
+    good = tmp_path / "good.tfrecord"
+    bad = tmp_path / "bad.tfrecord"
+    with open(good, "wb") as f:
+        f.write(encode_record(b"x"))
+    shutil.copy(os.path.join(golden_dir, "corrupt_data_crc.tfrecord"), bad)
+    with pytest.raises(RecordError, match="bad.tfrecord.*record 37"):
+        build_index([good, bad])
+    assert os.path.exists(index_path(good)) and not os.path.exists(index_path(bad))
 
 
 def test_random_access_across_files(tmp_path, golden_dir):

@@ -39,3 +39,20 @@ def test_the_test_cluster_listens_on_the_loopback_only(cluster):
     assert len(nodes) == 2
     assert {node["NodeManagerAddress"] for node in nodes} == {"127.0.0.1"}
     assert cluster.address.startswith("127.0.0.1:")
+
+
+def test_a_local_ray_started_by_connect_outlives_the_thread_that_started_it(tmp_path):
+    # Ray has the kernel kill the processes it starts when their parent *thread* exits: a local start
+    # on a helper thread lost its GCS and raylet at once, and the first task hung, then aborted.
+    code = (
+        "import time, ray\n"
+        "from headrace.ray.cluster import connect\n"
+        "connect()\n"
+        "time.sleep(1)\n"
+        "print('answer', ray.get(ray.remote(lambda: 7).remote(), timeout=60))\n"
+        "ray.shutdown()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=150, cwd=tmp_path
+    )
+    assert result.returncode == 0 and "answer 7" in result.stdout, result.stderr[-3000:]

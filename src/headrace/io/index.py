@@ -29,7 +29,7 @@ import mmap
 import os
 import struct
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -144,15 +144,46 @@ def write_index(
     return index
 
 
+@overload
+def build_index(
+    path: list | tuple,
+    compression_type: str | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+    storage_options: dict | None = None,
+) -> list[RecordIndex]: ...
+@overload
 def build_index(
     path: Any,
     compression_type: str | None = None,
     *,
     progress: Callable[[int], None] | None = None,
     storage_options: dict | None = None,
-) -> RecordIndex:
+) -> RecordIndex: ...
+def build_index(
+    path: Any,
+    compression_type: str | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+    storage_options: dict | None = None,
+) -> RecordIndex | list[RecordIndex]:
     """Read ``path`` once (every CRC verified; a damaged file raises ``RecordError``), write its
-    sidecar index and return it. ``progress(stream_bytes_so_far)`` is called as reading goes."""
+    sidecar index and return it. ``progress(stream_bytes_so_far)`` is called as reading goes.
+
+    ``path`` may be a list or tuple of paths (what ``write_shards`` returns): each file is indexed in
+    turn, ``progress`` counting within the file being read, and the list of indexes is returned.
+    """
+    if isinstance(path, (list, tuple)):
+        return [_build_one(p, compression_type, progress, storage_options) for p in path]
+    return _build_one(path, compression_type, progress, storage_options)
+
+
+def _build_one(
+    path: Any,
+    compression_type: str | None,
+    progress: Callable[[int], None] | None,
+    storage_options: dict | None,
+) -> RecordIndex:
     path = as_path(path)
     chunks = []
     with RecordReader(path, compression_type, buffer_size=1 << 20, storage_options=storage_options) as reader:

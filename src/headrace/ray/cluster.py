@@ -49,14 +49,19 @@ def connect(address: str | None = None) -> Any:
     ray = import_ray()
     if ray.is_initialized():
         return ray
-    if address is not None:
-        _probe(address)
+    if address is None:
+        # A local start runs here, not on the pool's thread: Ray asks the kernel to kill the processes
+        # it starts (GCS, raylet) when their parent *thread* exits, so a cluster started on a pool
+        # thread died with it, and the driver aborted 60 s later ("Failed to connect to GCS").
+        ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
+        return ray
+    _probe(address)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         future = pool.submit(
             ray.init, address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False
         )
         try:
-            future.result(timeout=CONNECT_TIMEOUT_S if address else None)
+            future.result(timeout=CONNECT_TIMEOUT_S)
         except concurrent.futures.TimeoutError:
             raise ConnectionError(
                 f"no Ray cluster answered at {address} within {CONNECT_TIMEOUT_S:.0f} s; check the address "
