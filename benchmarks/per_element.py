@@ -213,7 +213,9 @@ def hog() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="fewer records")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--hog", action="store_true", help="a CPU-busy process beside")
@@ -232,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             for shape in args.shapes.split(","):
                 write, fn, seeded, batch, shuffle = SHAPES[shape]
                 paths = write(folder, counts[shape])
-                rows: dict[str, Callable[[], int] | None] = {"plain loop": plain_loop(paths, fn, seeded, batch)}
+                rows: dict[str, Callable[[], int] | None] = {
+                    "plain loop": plain_loop(paths, fn, seeded, batch)
+                }
                 rows.update(headrace_rows(paths, fn, seeded, batch, shuffle))
                 if shape == "tabular":
 
@@ -253,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
                         n = run()
                         times[name].append(time.perf_counter() - start)
                 rates = {name: n / statistics.median(ts) for name, ts in times.items()}
-                print(f"\n{shape} ({counts[shape]:,} records, batch {batch}), elements/s, median of {args.runs}")
+                print(
+                    f"\n{shape} ({counts[shape]:,} records, batch {batch}), elements/s, median of {args.runs}"
+                )
                 for name in rows:
                     if name not in rates:
                         print(f"  {name:<28} skipped (not installed)")
