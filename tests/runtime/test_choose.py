@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import itertools
 import subprocess
 import sys
 import threading
@@ -91,7 +92,7 @@ def test_unmeasured_choices_are_not_final():
 def test_processes_only_for_a_large_gain(workers, cpus, cpu, waiting, gil):
     choice = choose.decide(workers, cpus, cpu_seconds=cpu, wall_seconds=cpu * (1 + waiting), gil=gil)
     if gil * workers <= 1.0:  # threads can already run every worker at once: processes never pay
-        assert choice.kind == "thread", choice.reason
+        assert choice.kind in ("thread", "inline"), choice.reason
     if choice.kind == "process":
         assert workers >= 2 and cpus >= 2 and cpu >= choose.MIN_PROCESS_CALL_SECONDS
 
@@ -244,7 +245,7 @@ def test_rule_elements_that_cost_more_to_move_than_to_compute_get_threads():
     cheap_to_move = choose.decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.95, transport=50e-6)
     costly = choose.decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.95, transport=0.0004)
     assert cheap_to_move.kind == "process"
-    assert costly.kind == "thread"
+    assert costly.kind == "inline"  # neither threads (GIL) nor processes (transport) beat one worker
     assert "moving an element and its result costs 400 us" in costly.reason
 
 
@@ -264,8 +265,8 @@ def _double_in_python(x):
 
 def test_processes_delivering_less_than_serial_switch_to_threads(monkeypatch):
     # The probe is told processes win and that one serial call takes 1 ns: no pool can deliver a
-    # billion elements a second, so once running the stage must switch to threads, say why, keep
-    # every element in order, and keep the revised choice for the next epoch.
+    # billion elements a second, so once running the stage must switch to inline, say why, keep
+    # every element in order, and keep the revised choice (inline) for the next epoch.
     def optimistic(fn, calls, workers, cpus, inputs=()):
         return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
 
@@ -276,8 +277,10 @@ def test_processes_delivering_less_than_serial_switch_to_threads(monkeypatch):
     assert [int(x) for x in it] == [2 * i for i in range(3_000)]
     stage = it.stats().to_dict()["stages"]
     reasons = [s["extra"].get("executor_reason", "") for s in stage if s["op"] == "map"]
-    assert any("switched from processes to threads" in r for r in reasons), reasons
-    assert "switched from processes to threads" in ds.explain()
+    assert any("switched from processes to one worker in the consumer's thread" in r for r in reasons), (
+        reasons
+    )
+    assert "switched from processes to one worker" in ds.explain()
     again = iter(ds)
     assert [int(x) for x in again][:5] == [0, 2, 4, 6, 8]
 
@@ -297,3 +300,42 @@ def test_a_checkpoint_across_the_switch_resumes_exactly(monkeypatch):
     fresh.set_state(state)
     assert head + [int(x) for x in fresh] == [2 * i for i in range(1_000)]
     assert head + rest == [2 * i for i in range(1_000)]
+
+
+def _cheap_python(x):
+    return sum(range(50)) + int(x)
+
+
+def test_cheap_calls_that_hold_the_gil_run_inline_with_the_same_outputs_and_checkpoints():
+    assert choose.decide(2, 2, cpu_seconds=17e-6, wall_seconds=17e-6, gil=0.95).kind == "inline"
+    ds = hr.Dataset.range(3_000).map(_cheap_python, num_parallel_calls=2, executor=None)
+    expected = [sum(range(50)) + i for i in range(3_000)]
+    forced = choose.Choice("inline", "test", cpu_seconds=1e-5, wall_seconds=1e-5, gil_fraction=1.0)
+    choose.replace(ds.node, forced)
+    it = iter(ds)
+    head = [int(x) for x in itertools.islice(it, 1_000)]
+    state = it.get_state()
+    assert it.root.counters()["executor"] == "inline"
+    fresh = iter(ds)
+    fresh.set_state(state)
+    assert head + [int(x) for x in fresh] == expected
+    assert [int(x) for x in ds.batch(7).unbatch()] == expected
+
+
+def _fails_on_7(x):
+    if int(x) == 7:
+        raise ValueError("seven")
+    return int(x)
+
+
+def test_inline_errors_arrive_in_element_order_and_lose_only_their_element():
+    ds = hr.Dataset.range(20).map(_fails_on_7, num_parallel_calls=2)
+    choose.replace(
+        ds.node, choose.Choice("inline", "test", cpu_seconds=1e-5, wall_seconds=1e-5, gil_fraction=1)
+    )
+    it = iter(ds)
+    got = list(it._root.next_chunk(20))
+    assert got == list(range(7))
+    with pytest.raises(ValueError, match="seven"):
+        it._root.next_chunk(20)
+    assert [int(x) for x in it] == list(range(8, 20))

@@ -15,6 +15,9 @@ towards processes. Three pairs are measured and the median counts.
 The rule, from those numbers (:func:`decide`):
 
 - one worker or one CPU, or a function cloudpickle cannot send: threads;
+- whenever neither threads nor processes are estimated at least :data:`INLINE_GAIN` times one worker:
+  ``inline``, the function called in the consumer's thread (cheap calls that hold the GIL: each
+  element's hand-off to a thread, :data:`THREAD_COST_SECONDS`, would cost more than it gains);
 - one call uses under :data:`MIN_PROCESS_CALL_SECONDS` of CPU: threads (a process round trip costs
   more than such a call; functions that mostly wait on I/O land here);
 - while a call runs alone, native threads (not Python's: BLAS pools, threaded decoders) use more than
@@ -53,6 +56,10 @@ from ..core.node import perf_ns
 
 MIN_PROCESS_CALL_SECONDS = 200e-6
 PROCESS_COST_SECONDS = 50e-6  # the parent's share of sending one element to a process and back
+# What a thread map costs per element in the consumer's thread, holding the GIL: taking the input,
+# queueing it, waking a worker, collecting and ordering the result (measured ~15-25 us on the 2-core box).
+THREAD_COST_SECONDS = 20e-6
+INLINE_GAIN = 1.2  # below this estimated gain over one worker, the map runs inline (no hand-offs)
 COPY_SECONDS_PER_BYTE = 0.5e-9  # large arrays go through shared memory: copied in, and out again
 PROCESS_GAIN = 1.5  # processes must be estimated this much faster than threads: a large, robust gain
 BACKGROUND_SECONDS = 0.003  # before each solo call: how busy unrelated native threads are
@@ -295,7 +302,7 @@ def _probe(
     if helpers > OWN_THREADS:
         return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, own_threads=helpers), outcomes
     fractions: list[float] = []
-    if cpu >= MIN_PROCESS_CALL_SECONDS:  # else the rule needs no pair: spare the elements
+    if cpu >= MIN_PROCESS_CALL_SECONDS or cpu >= wall / 2:  # else it mostly waits: threads, no pair needed
         solo_blocked = min(t.blocked_ns for t in solo)
         for index in range(SOLO_CALLS, len(calls) - 1, 2):
             results = _pair(calls[index], calls[index + 1])
@@ -331,8 +338,9 @@ def decide(
     'process'
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.05).reason
     'holds the GIL 5% of a call (median of 3 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
-    >>> print(decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.9, transport=0.0004).reason)
-    holds the GIL 90% of a call (median of 3 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call)
+    >>> choice = decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.9, transport=0.0004)
+    >>> print(choice.kind, choice.reason)
+    inline holds the GIL 90% of a call (median of 3 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call): one worker in the consumer's thread is faster
     """
     measured: Measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
     if workers < 2 or cpus < 2:
@@ -343,6 +351,15 @@ def decide(
         return Choice("thread", "map_func raised while measured: threads for now", final=False)
     if cpu_seconds is None or wall_seconds is None:
         return Choice("thread", "too few elements to measure map_func", final=False)
+    if cpu_seconds < MIN_PROCESS_CALL_SECONDS and gil is not None and cpu_seconds >= wall_seconds / 2:
+        threads = _threads_gain(workers, max(wall_seconds, cpu_seconds), cpu_seconds, gil)
+        numbers = (
+            f"one call uses {cpu_seconds * 1e6:,.0f} us of CPU and holds the GIL {100 * gil:.0f}% of it "
+            f"(median of 3 pairs): {workers} threads reach ~{threads:.1f}x one worker after hand-offs"
+        )
+        if threads < INLINE_GAIN:
+            return Choice("inline", numbers + ": one worker in the consumer's thread is faster", **measured)
+        return Choice("thread", numbers + "; too little CPU for a process round trip to pay off", **measured)
     if cpu_seconds < MIN_PROCESS_CALL_SECONDS:
         what = "it mostly waits, which releases the GIL" if cpu_seconds < wall_seconds / 2 else "cheap"
         return Choice(
@@ -362,7 +379,7 @@ def decide(
         return Choice("thread", "too few elements to measure two calls at once", **measured, final=False)
     wall = max(wall_seconds, cpu_seconds)
     move = PROCESS_COST_SECONDS if transport is None else transport
-    threads = min(workers, wall / max(gil * cpu_seconds, 1e-12))
+    threads = _threads_gain(workers, wall, cpu_seconds, gil)
     processes = min(workers, cpus * wall / cpu_seconds, wall / move) * wall / (wall + move)
     numbers = (
         f"holds the GIL {100 * gil:.0f}% of a call (median of 3 pairs): {workers} threads reach "
@@ -373,6 +390,14 @@ def decide(
             f" (moving an element and its result costs {transport * 1e6:,.0f} us, "
             f"{100 * transport / wall:.0f}% of a call)"
         )
+    if max(threads, processes) < INLINE_GAIN:
+        return Choice("inline", numbers + ": one worker in the consumer's thread is faster", **measured)
     if processes >= PROCESS_GAIN * threads:
         return Choice("process", numbers, **measured)
     return Choice("thread", numbers, **measured)
+
+
+def _threads_gain(workers: int, wall: float, cpu: float, gil: float) -> float:
+    """Threads' estimated speed over one worker: capped by the workers, and by the part of each
+    element that holds the GIL (the call's share plus the consumer's hand-off)."""
+    return wall / max(wall / workers, gil * cpu + THREAD_COST_SECONDS)

@@ -25,6 +25,7 @@ import itertools
 import warnings
 import weakref
 from collections import deque
+from time import thread_time_ns
 from typing import Any
 
 from ..core import counters
@@ -35,6 +36,7 @@ from ..core.state import encode_element
 from . import choose, pool
 from .calls import apply
 from .defaults import available_cpus, in_flight_window
+from .inline import InlineExecutor
 from .pool import processes_unavailable
 from .processes import ProcessExecutor, WorkerDied, describe_unavailable
 from .snapshots import SnapshotPolicy
@@ -132,7 +134,9 @@ class ParallelMapIterator(NodeIterator):
                 if not _warned_daemonic and not pool.INSIDE_WORKER:
                     _warned_daemonic.append(True)
                     warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=user_stacklevel())
-        if self.kind == "process":
+        if self.kind == "inline":
+            self._handle.executor = InlineExecutor(self.fn)
+        elif self.kind == "process":
             try:
                 self._handle.executor = ProcessExecutor(self.fn, self.workers, stage, key=id(self))
             except Exception as exc:
@@ -167,7 +171,7 @@ class ParallelMapIterator(NodeIterator):
             if choice.final:  # else (a short first epoch, an error) the next iteration measures again
                 choose.remember(self.node, choice)
         self.kind, self.kind_reason, self.gil_fraction = choice.kind, choice.reason, choice.gil_fraction
-        if choice.kind == "process" and choice.wall_seconds:
+        if choice.kind in ("process", "thread") and choice.wall_seconds and choice.gil_fraction is not None:
             self._check = (1.0 / choice.wall_seconds, -1, 0, 0)
         if (
             self.node.num_parallel_calls == AUTOTUNE
@@ -261,6 +265,8 @@ class ParallelMapIterator(NodeIterator):
         (up to the pool started for the CPU budget); a given number is left alone."""
         if self.node.num_parallel_calls != AUTOTUNE:
             return {}
+        if self.kind == "inline":
+            return {}  # measured: one worker here beats more (see runtime/choose.py)
         # Threads waiting on I/O use no CPU, so a thread pool may grow past the cores; processes may not.
         maximum = self.workers if self.kind == "process" else max(self.workers, MAX_AUTOTUNE_THREADS)
         return {"parallelism": (self.active, maximum)}
@@ -383,9 +389,10 @@ class ParallelMapIterator(NodeIterator):
             self._collect(WAIT_SLICE_SECONDS)
 
     def _check_delivery(self) -> None:
-        """Once processes run, compare what they deliver with the serial estimate; switch to threads
-        if they deliver less (the probe could not see transport costs under this load, or the pool is
-        slower than measured). Checked over a window in which the consumer waited on this stage."""
+        """Once workers run, compare what they deliver with the serial estimate; if they deliver less
+        (transport or hand-offs the probe could not see, the load on the cores), finish the work in
+        flight and go on inline, in the consumer's thread. Judged over a window in which the consumer
+        waited on this stage (else the consumer, not the workers, sets the pace)."""
         serial, start, produced, waited = self._check  # type: ignore[misc]
         now = perf_ns()
         if start < 0:  # the first window (worker start, first chunks) is not judged
@@ -406,24 +413,71 @@ class ParallelMapIterator(NodeIterator):
             return
         while self.tasks and self.failure is None:  # results of work in flight are kept, in order
             self._collect(WAIT_SLICE_SECONDS)
-        self._handle.shutdown()  # the process workers go back to the pool
-        self.kind = "thread"
+        self._handle.shutdown()  # process workers go back to the pool, threads leave
+        what = "processes" if self.kind == "process" else "threads"
+        self.kind = "inline"
         self.kind_reason = (
-            f"switched from processes to threads: processes delivered {delivered:,.0f} elements/s, below "
-            f"the serial estimate of {serial:,.0f}/s (moving elements, or the load on the cores, cost more than the workers gained)"
+            f"switched from {what} to one worker in the consumer's thread: {what} delivered "
+            f"{delivered:,.0f} elements/s, below the serial estimate of {serial:,.0f}/s (moving elements, "
+            "hand-offs or the load on the cores cost more than the workers gained)"
         )
-        choice = choose.Choice("thread", self.kind_reason, gil_fraction=self.gil_fraction)
+        choice = choose.Choice("inline", self.kind_reason, gil_fraction=self.gil_fraction)
         choose.replace(self.node, choice)
-        self._handle.executor = ThreadExecutor(self.fn, self.workers, self.name, key=id(self))
+        self._handle.executor = InlineExecutor(self.fn)
 
     def __next__(self) -> Any:
+        if self._inline_ready():
+            return self.next_chunk(1)[0]
         try:
             return self._next()
         except KeyboardInterrupt:
             self.close()  # a Ctrl-C while waiting stops the workers; get_state still works
             raise
 
+    def _inline_chunk(self, n: int) -> list:
+        """Inline, nothing owed: take a chunk and compute it here, as the serial map does. A failure
+        leaves the failing element and the rest owed (handed on in order by the usual path)."""
+        chunk = self.parent.next_chunk(n)
+        first = self.position
+        self.position += len(chunk)
+        executor = self.executor
+        fn, out, key = self.fn, [], self._rng_key
+        start, cpu = perf_ns(), thread_time_ns()
+        for offset, element in enumerate(chunk):
+            try:
+                value = apply(fn, element, key(first + offset))
+            except Exception as exc:  # noqa: BLE001 (handed on in its place, after the outputs before it)
+                at = first + offset
+                self.records[at] = (False, element)
+                self._mark_ready(at, False, exc)
+                for position, rest in enumerate(chunk[offset + 1 :], start=at + 1):
+                    self.records[position] = (False, rest)
+                    self.queued.append(position)
+                break
+            out.append(tf_result(value) if type(value) in CONVERTED else value)
+        executor.busy_ns += perf_ns() - start
+        executor.cpu_ns += thread_time_ns() - cpu
+        self.high = first + len(out)
+        self.produced += len(out)
+        return out if out else [self._next()]
+
+    def _inline_ready(self) -> bool:
+        return (
+            self.kind == "inline"
+            and self.executor is not None
+            and not self.records
+            and self.parent_error is None
+            and self.failure is None
+            and not self.closed
+        )
+
     def next_chunk(self, n: int) -> list:
+        if self._inline_ready():
+            try:
+                return self._inline_chunk(n)
+            except KeyboardInterrupt:
+                self.close()
+                raise
         out = [self.__next__()]
         while len(out) < n:
             position = self._peek()

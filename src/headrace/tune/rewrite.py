@@ -13,7 +13,7 @@ from ..core.node import Node, derived, post_order, tree_lines
 from ..core.options import Options
 from ..runtime import choose
 
-_PLURAL = {"thread": "threads", "process": "processes"}
+_PLURAL = {"thread": "threads", "process": "processes", "inline": "inline, in the consumer's thread"}
 
 
 @dataclass
