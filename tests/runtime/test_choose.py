@@ -8,6 +8,7 @@ import itertools
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -263,26 +264,28 @@ def _double_in_python(x):
     return int(x) * 2 + (total - total)
 
 
-def test_processes_delivering_less_than_serial_switch_to_threads(monkeypatch):
-    # The probe is told processes win and that one serial call takes 1 ns: no pool can deliver a
-    # billion elements a second, so once running the stage must switch to inline, say why, keep
-    # every element in order, and keep the revised choice (inline) for the next epoch.
+def test_processes_slower_than_inline_give_way_to_inline(monkeypatch):
+    # The probe is told processes win; running, each element costs ~1 us to compute and several to
+    # move, so the trial against inline must keep inline, say why, keep every element in order, and
+    # keep the verdict for the next epoch.
     def optimistic(fn, calls, workers, cpus, inputs=()):
         return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
 
     monkeypatch.setattr(choose, "probe", optimistic)
-    monkeypatch.setattr("headrace.runtime.parallel_map.CHECK_SECONDS", 0.0)
-    ds = hr.Dataset.range(3_000).map(_double_in_python, num_parallel_calls=2)
+    monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_SECONDS", 0.0)
+    ds = hr.Dataset.range(20_000).map(_cheap_python, num_parallel_calls=2).batch(100)
     it = iter(ds)
-    assert [int(x) for x in it] == [2 * i for i in range(3_000)]
+    got = [int(x) for batch in it for x in batch]
+    assert got == [sum(range(50)) + i for i in range(20_000)]
     stage = it.stats().to_dict()["stages"]
     reasons = [s["extra"].get("executor_reason", "") for s in stage if s["op"] == "map"]
-    assert any("switched from processes to one worker in the consumer's thread" in r for r in reasons), (
-        reasons
-    )
-    assert "switched from processes to one worker" in ds.explain()
+    assert any("tried against inline: processes cost the consumer" in r for r in reasons), reasons
+    assert any("inline kept" in r for r in reasons), reasons
+    assert "inline kept" in ds.explain()
     again = iter(ds)
-    assert [int(x) for x in again][:5] == [0, 2, 4, 6, 8]
+    assert [int(x) for x in next(again)][:3] == [sum(range(50)) + i for i in range(3)]
+    mapped = next(s for s in again.stats().to_dict()["stages"] if s["op"] == "map")
+    assert mapped["executor"] == "inline"  # the later epoch keeps the trial's verdict
 
 
 def test_a_checkpoint_across_the_switch_resumes_exactly(monkeypatch):
@@ -290,7 +293,7 @@ def test_a_checkpoint_across_the_switch_resumes_exactly(monkeypatch):
         return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
 
     monkeypatch.setattr(choose, "probe", optimistic)
-    monkeypatch.setattr("headrace.runtime.parallel_map.CHECK_SECONDS", 0.0)
+    monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_SECONDS", 0.0)
     ds = hr.Dataset.range(1_000).map(_double_in_python, num_parallel_calls=2)
     it = iter(ds)
     head = [int(next(it)) for _ in range(400)]
@@ -339,3 +342,24 @@ def test_inline_errors_arrive_in_element_order_and_lose_only_their_element():
     with pytest.raises(ValueError, match="seven"):
         it._root.next_chunk(20)
     assert [int(x) for x in it] == list(range(8, 20))
+
+
+def _waits(x):
+    time.sleep(0.002)  # releases the GIL: two threads deliver about twice one worker
+    return int(x)
+
+
+def test_a_trial_keeps_threads_when_they_win(monkeypatch):
+    monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_SECONDS", 0.05)
+    monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_ELEMENTS", 16)
+
+    def told_threads(fn, calls, workers, cpus, inputs=()):
+        return choose.Choice("thread", "told so", cpu_seconds=1e-5, wall_seconds=2e-3, gil_fraction=0.01), []
+
+    monkeypatch.setattr(choose, "probe", told_threads)
+    ds = hr.Dataset.range(200).map(_waits, num_parallel_calls=4)
+    it = iter(ds)
+    assert [int(x) for x in it] == list(range(200))
+    reason = it.root.counters()["executor_reason"]
+    assert "tried against inline: threads cost the consumer" in reason and "kept threads" in reason
+    assert it.root.counters()["executor"] == "thread"

@@ -86,6 +86,7 @@ class Choice:
     # stage's work so that a short first epoch's report does not miss them.
     probe_busy_seconds: float = 0.0
     probe_cpu_seconds: float = 0.0
+    tried: bool = False  # True once a running stage tried it against inline (parallel_map's trial)
 
 
 class Measured(TypedDict):

@@ -48,12 +48,12 @@ MAX_AUTOTUNE_THREADS = 128
 IO_LIKE = 4  # a call whose wall time is this many times its CPU time mostly waits (storage, network)
 IO_START_PER_CPU = 4  # threads per CPU an I/O-like AUTOTUNE map starts with
 WAIT_SLICE_SECONDS = 0.5  # a blocked consumer wakes this often to notice a close from elsewhere
-# A measured choice of processes is checked once running: over at least CHECK_SECONDS and
-# CHECK_ELEMENTS after the first window, while the consumer waited on this stage at least
-# CHECK_WAITING of the time, the delivered rate must reach the serial estimate, else threads take over.
-CHECK_SECONDS = 0.5
-CHECK_ELEMENTS = 64
-CHECK_WAITING = 0.5
+# A measured choice of threads or processes is tried against inline once running (see _trial_step):
+# each side runs for at least TRIAL_SECONDS of the consumer's time in this stage and TRIAL_ELEMENTS
+# elements; the workers stay only if they cost the consumer under TRIAL_KEEP of inline's time.
+TRIAL_SECONDS = 0.2
+TRIAL_ELEMENTS = 64
+TRIAL_KEEP = 0.9
 _warned_daemonic: list[bool] = []  # the fallback to threads in a daemonic process warns once
 
 
@@ -112,7 +112,11 @@ class ParallelMapIterator(NodeIterator):
         self.output_wait_ns = 0
         self.probe_busy_ns = 0  # the executor probe's calls: this stage's work too (see counters)
         self.probe_cpu_ns = 0
-        self._check: tuple[float, int, int, int] | None = None  # serial rate; start: time, produced, wait
+        self.in_call_ns = 0  # the consumer's time inside this stage's next / next_chunk
+        # The trial of workers against inline: [phase, start in_call_ns, start produced, workers' ns
+        # per element]; phase "warm" (first window), "workers", "inline"; None when decided.
+        self._trial: list | None = None
+        self._workers_kind = "thread"
         self._task_ids = itertools.count()
         self._handle = _ExecutorHandle()
         self._finalizer = weakref.finalize(self, self._handle.shutdown)
@@ -125,6 +129,9 @@ class ParallelMapIterator(NodeIterator):
     def _start(self) -> None:
         if self.kind is None:
             self._choose()
+        self._start_workers()
+
+    def _start_workers(self) -> None:
         stage = self.name
         if self.kind == "process":
             why = processes_unavailable()
@@ -171,8 +178,8 @@ class ParallelMapIterator(NodeIterator):
             if choice.final:  # else (a short first epoch, an error) the next iteration measures again
                 choose.remember(self.node, choice)
         self.kind, self.kind_reason, self.gil_fraction = choice.kind, choice.reason, choice.gil_fraction
-        if choice.kind in ("process", "thread") and choice.wall_seconds and choice.gil_fraction is not None:
-            self._check = (1.0 / choice.wall_seconds, -1, 0, 0)
+        if choice.kind in ("process", "thread") and choice.gil_fraction is not None and not choice.tried:
+            self._trial = ["warm", 0, 0, 0.0]
         if (
             self.node.num_parallel_calls == AUTOTUNE
             and choice.kind == "thread"
@@ -243,6 +250,8 @@ class ParallelMapIterator(NodeIterator):
         limit = self.task_limit
         while self.queued and len(self.tasks) < limit:
             self._submit(self.queued.popleft())
+        if self.kind == "inline":
+            return  # nothing to keep busy: once what is owed is handed on, the fast path takes chunks
         window = self.window
         # Process workers: pull a chunk's worth at a time, one parent call, snapshot and message per
         # chunk instead of per element (a checkpoint then owes up to a chunk of inputs, encoded).
@@ -365,8 +374,6 @@ class ParallelMapIterator(NodeIterator):
             self._handle.executor = ProcessExecutor(
                 self.fn, self.workers, self.name, self.executor, key=id(self)
             )
-        if self._check is not None:
-            self._check_delivery()
         self._fill()
         while True:
             position = self._peek()
@@ -382,57 +389,70 @@ class ParallelMapIterator(NodeIterator):
                         # iterator of this pipeline (the next epoch of a training loop) finds them.
                         self._handle.shutdown()
                     raise StopIteration
+                if self.kind == "inline":  # nothing owed any more: compute the next input here
+                    return self._inline_chunk(1)[0]
                 self._fill()
                 continue
             if self.closed:  # closed from another thread while this one waited
                 raise WorkerError(f"{self.name}: the iterator was closed while waiting")
             self._collect(WAIT_SLICE_SECONDS)
 
-    def _check_delivery(self) -> None:
-        """Once workers run, compare what they deliver with the serial estimate; if they deliver less
-        (transport or hand-offs the probe could not see, the load on the cores), finish the work in
-        flight and go on inline, in the consumer's thread. Judged over a window in which the consumer
-        waited on this stage (else the consumer, not the workers, sets the pace)."""
-        serial, start, produced, waited = self._check  # type: ignore[misc]
-        now = perf_ns()
-        if start < 0:  # the first window (worker start, first chunks) is not judged
+    def _trial_step(self) -> None:
+        """Try the measured choice (threads or processes) against inline, for real: the probe's
+        numbers cannot see hand-offs, transport or a loaded machine. Each side is judged by the
+        consumer's own time inside this stage per element delivered (waiting, pulling, computing
+        inline), so whatever the consumer does between calls counts for neither. The faster stays, for
+        this and every later epoch; the reason gives both figures."""
+        trial = self._trial
+        if trial is None:
+            return
+        phase, since, produced, workers_ns = trial
+        if phase == "warm":  # worker start and the first chunks are not judged
             if self.produced >= self.window:
-                self._check = (serial, now, self.produced, self.output_wait_ns)
+                self._trial = ["workers", self.in_call_ns, self.produced, 0.0]
             return
-        elapsed = (now - start) / 1e9
+        if phase == "switched":  # the call that drained the workers counts for neither side
+            self._trial = ["inline", self.in_call_ns, self.produced, workers_ns]
+            return
         count = self.produced - produced
-        if elapsed < CHECK_SECONDS or count < CHECK_ELEMENTS:
+        spent = self.in_call_ns - since
+        if count < TRIAL_ELEMENTS or spent < TRIAL_SECONDS * 1e9:
             return
-        waiting = (self.output_wait_ns - waited) / 1e9 / elapsed
-        if waiting < CHECK_WAITING:  # the consumer is the slower side: nothing to judge, look again later
-            self._check = (serial, now, self.produced, self.output_wait_ns)
+        per_element = spent / count
+        if phase == "workers":
+            while self.tasks and self.failure is None:  # results of work in flight are kept, in order
+                self._collect(WAIT_SLICE_SECONDS)
+            self._handle.shutdown()  # process workers go back to the pool, threads leave
+            self._trial = ["switched", 0, 0, per_element]
+            self._workers_kind = self.kind or "thread"
+            self.kind = "inline"
+            self._handle.executor = InlineExecutor(self.fn)
             return
-        self._check = None
-        delivered = count / elapsed
-        if delivered >= serial:
-            return
-        while self.tasks and self.failure is None:  # results of work in flight are kept, in order
-            self._collect(WAIT_SLICE_SECONDS)
-        self._handle.shutdown()  # process workers go back to the pool, threads leave
-        what = "processes" if self.kind == "process" else "threads"
-        self.kind = "inline"
-        self.kind_reason = (
-            f"switched from {what} to one worker in the consumer's thread: {what} delivered "
-            f"{delivered:,.0f} elements/s, below the serial estimate of {serial:,.0f}/s (moving elements, "
-            "hand-offs or the load on the cores cost more than the workers gained)"
+        self._trial = None
+        kind = self._workers_kind
+        what = "processes" if kind == "process" else "threads"
+        figures = (
+            f"{what} cost the consumer {workers_ns / 1e3:,.1f} us per element, one worker in the "
+            f"consumer's thread {per_element / 1e3:,.1f} us"
         )
-        choice = choose.Choice("inline", self.kind_reason, gil_fraction=self.gil_fraction)
+        if workers_ns < TRIAL_KEEP * per_element:
+            while self.tasks and self.failure is None:  # inline results not collected yet
+                self._collect(0)
+            self.kind = kind
+            self.kind_reason = f"{self.kind_reason}; tried against inline: {figures}: kept {what}"
+            self._start_workers()
+        else:
+            self.kind_reason = (
+                f"tried against inline: {figures}: inline kept (hand-offs, transport or the load on the "
+                f"cores cost more than the workers gained); the probe had measured: {self.kind_reason}"
+            )
+        choice = choose.Choice(
+            self.kind or "inline", self.kind_reason, gil_fraction=self.gil_fraction, tried=True
+        )
         choose.replace(self.node, choice)
-        self._handle.executor = InlineExecutor(self.fn)
 
     def __next__(self) -> Any:
-        if self._inline_ready():
-            return self.next_chunk(1)[0]
-        try:
-            return self._next()
-        except KeyboardInterrupt:
-            self.close()  # a Ctrl-C while waiting stops the workers; get_state still works
-            raise
+        return self.next_chunk(1)[0]
 
     def _inline_chunk(self, n: int) -> list:
         """Inline, nothing owed: take a chunk and compute it here, as the serial map does. A failure
@@ -472,13 +492,23 @@ class ParallelMapIterator(NodeIterator):
         )
 
     def next_chunk(self, n: int) -> list:
-        if self._inline_ready():
-            try:
+        start = perf_ns()
+        try:
+            if self._trial is not None:
+                self._trial_step()
+            if self.executor is None and not self.closed and self.failure is None:
+                self._start()  # measures and chooses first: an inline choice then takes the fast path
+            if self._inline_ready():
                 return self._inline_chunk(n)
-            except KeyboardInterrupt:
-                self.close()
-                raise
-        out = [self.__next__()]
+            return self._next_chunk(n)
+        except KeyboardInterrupt:
+            self.close()  # a Ctrl-C while waiting stops the workers; get_state still works
+            raise
+        finally:
+            self.in_call_ns += perf_ns() - start
+
+    def _next_chunk(self, n: int) -> list:
+        out = [self._next()]
         while len(out) < n:
             position = self._peek()
             if position is None and self.records and self.failure is None:
