@@ -119,8 +119,6 @@ print(sorted(int(v) for v in ds))
 
 @pytest.fixture
 def project(tmp_path):
-    if not hasattr(hr.Dataset, "parallelize"):
-        pytest.skip("Dataset.parallelize is not there yet")
     (tmp_path / "helper.py").write_text(HELPER)
     (tmp_path / "labels.txt").write_text("100")
     return tmp_path

@@ -152,7 +152,8 @@ def _coordinated(values, cycle_length, block_length, num_parallel_calls):
     events = {int(v): threading.Event() for v in values}
 
     def wait_then_square(x):
-        assert events[int(x)].wait(3), f"element {x} was never released"
+        # a hang guard (the strict xfail case below blocks here), loose enough for a loaded machine
+        assert events[int(x)].wait(10), f"element {x} was never released"
         events[int(x)].clear()
         return x * x
 

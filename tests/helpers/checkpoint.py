@@ -1,6 +1,13 @@
 """The shared checkpoint test, run against every op (tf.data's five scenarios, plus a fresh process).
 
 ``make_dataset`` must build the same deterministic pipeline each call (fix every seed).
+
+Ops often have two paths: over an input that can be read by index (``range``, ``from_tensor_slices``)
+and over a streaming one (a generator, a file, a ``filter``). Most tests build their pipelines on
+``range``, which left the streaming paths' checkpoints untested (a shuffle whose restore restarted its
+random stream over a streaming input passed every shuffle test). So :func:`check_checkpoints` runs
+every scenario twice: on the pipeline as given and on :func:`streaming_variant` of it, whose sources
+are read through a ``filter`` that keeps everything, and checks both yield the same elements.
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import headrace as hr
 from headrace.core.errors import CheckpointError, HeadraceError
+from headrace.core.node import Node
 from headrace.core.state import decode_element, encode_element
 
 from .elements import assert_elements_equal
@@ -36,15 +45,64 @@ def _take(it, n: int) -> list:
     return out
 
 
+def _keep_every_element(*_: Any) -> bool:
+    return True
+
+
+#: Ops that need their input read by index (they refuse a streaming one): left as they are.
+_NEEDS_RANDOM_ACCESS = frozenset({"global_shuffle"})
+
+
+def streaming_variant(ds: hr.Dataset) -> hr.Dataset | None:
+    """``ds`` with every source that can be read by index read through ``filter(keep everything)``,
+    which cannot be: each op above it then takes its streaming path (no random access, unknown
+    cardinality) on the same elements. None when no source of ``ds`` can be read by index."""
+    rewritten: dict[int, Node] = {}
+
+    def visit(node: Node) -> Node:
+        if id(node) not in rewritten:
+            if node.op in _NEEDS_RANDOM_ACCESS:
+                out = node
+            elif not node.parents:
+                streams = node.random_access_length() is None
+                out = node if streams else hr.Dataset(node).filter(_keep_every_element, name="stream").node
+            else:
+                parents = [visit(parent) for parent in node.parents]
+                same = all(a is b for a, b in zip(parents, node.parents))
+                out = node if same else node.with_parents(*parents)
+            rewritten[id(node)] = out
+        return rewritten[id(node)]
+
+    root = visit(ds.node)
+    return None if root is ds.node else hr.Dataset(root)
+
+
 def check_checkpoints(make_dataset: Callable, *, max_elements: int = 200, stride: int = 1) -> list:
-    """Run all checkpoint scenarios; return the uninterrupted run's elements.
+    """Run all checkpoint scenarios over the pipeline as given and over its :func:`streaming_variant`
+    (when it has a source that can be read by index); both must yield the same elements. Returns
+    the uninterrupted run's elements.
 
     - restore at every step (``stride`` apart) into a fresh iterator: prefix + rest == uninterrupted;
     - after exhaustion the restored iterator is exhausted too;
     - several early breaks chained: save, restore, take a few, save again;
     - an unused iterator's state restores to the full run;
+    - restoring tampered states fails cleanly (:func:`check_tampered_states`);
     - states are JSON round-tripped, so they must be JSON-serialisable.
     """
+    expected = _check_scenarios(make_dataset, max_elements=max_elements, stride=stride)
+    if streaming_variant(make_dataset()) is not None:
+
+        def make_streaming() -> hr.Dataset:
+            variant = streaming_variant(make_dataset())
+            assert variant is not None
+            return variant
+
+        streamed = _check_scenarios(make_streaming, max_elements=max_elements, stride=stride)
+        assert_elements_equal(streamed, expected)  # the same elements, whichever way the input is read
+    return expected
+
+
+def _check_scenarios(make_dataset: Callable, *, max_elements: int, stride: int) -> list:
     expected = _take(iter(make_dataset()), max_elements)
     total = len(expected)
     for k in range(0, total + 1, stride):

@@ -16,6 +16,7 @@ import headrace as hr
 from headrace import AUTOTUNE, InvalidArgumentError
 from headrace.runtime.defaults import AUTOTUNE_PREFETCH_BUFFER
 from tests.helpers.checkpoint import check_checkpoints, check_fresh_process
+from tests.helpers.clock import install_fake_clock
 
 pytestmark = pytest.mark.timeout(60)
 # Process workers get this module's functions by value instead of importing it (and pytest) each.
@@ -27,10 +28,11 @@ def producer_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("headrace") and "producer" in t.name]
 
 
-def wait_for(condition, seconds: float = 2.0) -> None:
+def wait_for(condition, seconds: float = 30.0) -> None:
+    """Wait until ``condition()`` holds; ``seconds`` is a hang guard, not a speed bound."""
     deadline = time.monotonic() + seconds
     while not condition():
-        assert time.monotonic() < deadline, "condition not reached in time"
+        assert time.monotonic() < deadline, "condition not reached (hang guard)"
         time.sleep(0.01)
 
 
@@ -136,18 +138,28 @@ def test_autotune_and_zero_are_documented_defaults():
     assert "prefetch(AUTOTUNE)" in hr.Dataset.range(3).prefetch(AUTOTUNE).describe()
 
 
-def test_counters_tell_starvation_from_saturation():
-    slow_source = hr.Dataset.range(6).map(lambda x: time.sleep(0.01) or x).prefetch(2)
-    with iter(slow_source) as it:
+def test_counters_tell_starvation_from_saturation(monkeypatch):
+    # Times come from a fake clock that only the slow side advances: the other side's wait is then
+    # exactly zero, whatever the machine's load.
+    clock = install_fake_clock(monkeypatch)
+
+    def slow(x):
+        time.sleep(0.01)  # the producer really is behind the consumer, so the consumer waits
+        clock.advance(0.01)
+        return x
+
+    with iter(hr.Dataset.range(6).map(slow).prefetch(2)) as it:
         list(it)
         c = it.root.counters()
-        assert c["consumer_wait_seconds"] > c["producer_blocked_seconds"]
-        assert c["produced"] == 6 and c["input_wait_seconds"] > 0
+        assert c["consumer_wait_seconds"] > 0 and c["producer_blocked_seconds"] == 0
+        assert c["produced"] == 6 and c["input_wait_seconds"] == pytest.approx(0.06)
     with iter(hr.Dataset.range(6).prefetch(2)) as it:
-        for _ in it:
-            time.sleep(0.01)
+        producer = it.root.producer
+        for _ in it:  # the training step starts once the producer has filled the buffer again
+            wait_for(lambda: producer.occupancy() == 2 or producer.ended)
+            clock.advance(0.01)
         c = it.root.counters()
-        assert c["producer_blocked_seconds"] > c["consumer_wait_seconds"]
+        assert c["producer_blocked_seconds"] > 0 and c["consumer_wait_seconds"] == 0
         assert c["mean_buffered"] > 1
 
 

@@ -1,6 +1,9 @@
+"""Stats, the report and its advice. Time comes from a fake clock (tests/helpers/clock.py) that the
+pipeline's functions and the training steps advance, so bottlenecks, wait shares and rates are exact
+whatever the machine's load."""
+
 import json
 import os
-import time
 
 import numpy as np
 import pytest
@@ -8,17 +11,27 @@ import pytest
 import headrace as hr
 from headrace.core import counters
 
+from ..helpers.clock import FakeClock, install_fake_clock
+
+clock = FakeClock()  # replaced for each test by the fixture below
+
+
+@pytest.fixture(autouse=True)
+def fake_clock(monkeypatch):
+    global clock
+    clock = install_fake_clock(monkeypatch)
+    return clock
+
 
 def slow_decode(x):
-    time.sleep(0.002)
+    clock.advance(0.002)
     return x
 
 
 def run(ds, step_seconds=0.0):
     it = iter(ds)
     for _ in it:
-        if step_seconds:
-            time.sleep(step_seconds)
+        clock.advance(step_seconds)  # the training step
     return it.stats()
 
 
@@ -48,7 +61,11 @@ def test_names_the_slow_stage_and_says_input_bound():
 
 
 def test_not_input_bound_when_the_consumer_is_slower():
-    stats = run(hr.Dataset.range(30).batch(3), step_seconds=0.01)
+    def cheap(x):
+        clock.advance(0.0001)
+        return x
+
+    stats = run(hr.Dataset.range(30).map(cheap).batch(3), step_seconds=0.01)
     assert not stats.input_bound
     assert "Not input-bound" in stats.report()
 
@@ -148,24 +165,23 @@ def test_timeline_rates_follow_the_consumer():
     it.timeline.interval_seconds = 0.01
     list(it)
     rates = [rate for _, rate in it.timeline.rates()]
-    assert rates and 100 < np.median(rates) < 600  # ~2 ms per element
+    assert rates and np.median(rates) == pytest.approx(500)  # 2 ms per element
 
 
 def test_startup_is_in_the_timeline_and_does_not_make_a_run_input_bound():
     calls = []
 
     def warm_up_once(x):
-        if not calls:
-            time.sleep(0.3)  # opening files, compiling: before the first element only
+        clock.advance(0.0001 if calls else 0.3)  # opening files, compiling: before the first element only
         calls.append(x)
         return x
 
     it = iter(hr.Dataset.range(40).map(warm_up_once))
     for _ in it:
-        time.sleep(0.01)  # the training step is the slow part
+        clock.advance(0.01)  # the training step is the slow part
     stats = it.stats()
     assert stats.timeline.samples[0].seconds == 0.0 and stats.timeline.samples[0].produced == 0
-    assert stats.first_element_seconds >= 0.3
+    assert stats.first_element_seconds == pytest.approx(0.3)
     assert stats.wait_fraction > 0.3  # the whole run: startup included ...
     assert stats.steady_wait_fraction < 0.1 and not stats.input_bound  # ... but the steady state keeps up
     assert "startup before the first element" in stats.report()

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import headrace as hr
-from headrace.runtime import pool
 from headrace.runtime.pool import get_pool
 from headrace.runtime.processes import ProcessExecutor
 from headrace.runtime.threads import ThreadExecutor
@@ -146,4 +145,4 @@ def test_executors_answer_every_task_with_its_id(make):
         executor.shutdown()
     # Workers with nothing in flight go back to the pool, and leave it once idle long enough.
     assert set(pids) <= set(get_pool().pids())
-    wait_until(lambda: all(process_state(pid) is None for pid in pids), pool.IDLE_SECONDS + 2)
+    wait_until(lambda: all(process_state(pid) is None for pid in pids))  # retired after pool.IDLE_SECONDS

@@ -21,7 +21,7 @@ from headrace import WorkerError
 from headrace.runtime import pool, shm
 from headrace.runtime.pool import get_pool
 
-from .conftest import GRACE_SECONDS, all_exited, descendants, wait_until
+from .conftest import all_exited, descendants, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -114,19 +114,22 @@ def test_the_pool_is_kept_across_iterators_and_pipelines_then_retired():
     assert get_pool().started - started <= 2, "workers were started again instead of reused"
     assert os.getpid() not in first and second <= first | second and third <= first | second
     assert set(idle) == first | second | third
-    wait_until(lambda: not set(idle) & set(get_pool().pids()), pool.IDLE_SECONDS + 2)
-    wait_until(lambda: all_exited(idle), 2)
+    wait_until(lambda: not set(idle) & set(get_pool().pids()))  # retired after pool.IDLE_SECONDS
+    wait_until(lambda: all_exited(idle))
 
 
-def test_a_later_epoch_starts_fast():
-    ds = hr.Dataset.range(50).map(lambda x: x + 1, num_parallel_calls=2, executor="process")
-    list(ds)
-    start = time.perf_counter()
+def test_a_later_epoch_starts_no_worker(monkeypatch):
+    # What makes a later epoch start fast: its workers are the kept ones, none is forked again.
+    # (The time to its first element is measured in benchmarks/parallel_map.py.)
+    monkeypatch.setattr(pool, "IDLE_SECONDS", 3600.0)  # kept between the epochs, however slow the box
+    ds = hr.Dataset.range(50).map(lambda x: os.getpid(), num_parallel_calls=2, executor="process")
+    first = {int(x) for x in ds}
+    started = get_pool().started
     it = iter(ds)
-    next(it)
-    took = time.perf_counter() - start
+    assert int(next(it)) in first
+    assert get_pool().started == started
     it.close()
-    assert took < 0.5, f"first element of a later epoch took {took:.3f} s"
+    get_pool().shutdown()  # nothing is left idle behind the test
 
 
 def busy(x):
@@ -153,8 +156,7 @@ def test_chunks_grow_for_cheap_functions_and_keep_order_and_errors():
     assert out == [i for i in range(3000) if i != 7]
     counters = it.root.counters()
     assert counters["chunk_size"] > 1, counters
-    assert counters["messages"] < 3000 / 2
-    assert counters["parent_seconds"] / 3000 < 200e-6  # what the consumer pays per element
+    assert counters["messages"] < 3000 / 2  # what the consumer pays per element is amortised over chunks
     it.close()
 
 
@@ -180,15 +182,13 @@ def test_a_result_that_cannot_cross_is_an_error_for_its_element_and_never_a_hang
         ds = ds.repeat(1)
     it = iter(ds.map(returns_unpicklable, num_parallel_calls=2, executor="process", name="odd"))
     got, errors = [], []
-    start = time.monotonic()
-    while True:
+    while True:  # a hang here is stopped by the pytest timeout
         try:
             got.append(next(it))
         except StopIteration:
             break
         except WorkerError as exc:
             errors.append(exc)
-    assert time.monotonic() - start < 20
     assert got == [0, 1, 2, 4, 6, 7, 8]
     assert len(errors) == 2
     first, second = ("\n".join([str(e), *getattr(e, "__notes__", [])]) for e in errors)
@@ -251,11 +251,11 @@ def test_workers_exit_when_the_parent_is_sigkilled_and_no_shared_memory_is_left(
         else:
             os.kill(child.pid, signal.SIGKILL)
         child.wait(5)
-        wait_until(lambda: all_exited(family), GRACE_SECONDS)
+        wait_until(lambda: all_exited(family))
         if group:
             # Nobody was left to clean up: the next run that starts workers reclaims the files.
             list(hr.Dataset.range(2).map(lambda x: x, 2, executor="process"))
-        wait_until(lambda: not _segments_of(child.pid), GRACE_SECONDS)
+        wait_until(lambda: not _segments_of(child.pid))
     finally:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)

@@ -1,5 +1,9 @@
 """Stopping: break, del, garbage collection, KeyboardInterrupt and interpreter exit stop every thread
-and process within 2 s, leave no zombie and no shared memory file (checked in /dev/shm)."""
+and process, leave no zombie and no shared memory file (checked in /dev/shm).
+
+What is asserted is that everything stops, not how fast: work left in flight in a process sleeps for
+an hour, so only being stopped ends it; the waits give up after a generous hang guard
+(conftest.HANG_GUARD_SECONDS) and the pytest timeout stops anything else."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ import headrace as hr
 from headrace.runtime import shm
 
 from .conftest import (
-    GRACE_SECONDS,
+    HANG_GUARD_SECONDS,
     all_exited,
     all_gone,
     descendants,
@@ -53,14 +57,14 @@ def pipeline(executor: str, fn=slow) -> hr.Dataset:
     )
 
 
-def stopped(pids) -> float:
-    """Seconds until every worker, headrace thread and shared memory file of this process is gone."""
+def stopped(pids) -> None:
+    """Wait until every worker, headrace thread and shared memory file of this process is gone."""
 
     def clean() -> bool:
         """workers, threads and segments are gone"""
         return all_gone(pids) and not headrace_threads() and not own_segments()
 
-    return wait_until(clean, GRACE_SECONDS)
+    wait_until(clean)
 
 
 def workers_of(it) -> list[int]:
@@ -116,14 +120,20 @@ def test_close_and_context_manager(executor):
 @pytest.mark.parametrize("executor", [*EXECUTORS, "prefetch"])
 def test_keyboard_interrupt_while_waiting(executor):
     # A thread cannot be stopped inside a user call, so the thread cases use 1 s calls: the workers
-    # take no new task after the interrupt and stop when the call in progress returns.
-    seconds = 30.0 if executor == "process" else 1.0
+    # take no new task after the interrupt (counted) and stop when the call in progress returns. A
+    # process is killed: its calls never end on their own.
+    seconds = 3600.0 if executor == "process" else 1.0
+    started: list[int] = []  # calls begun in this process (threads, prefetch's thread)
+
+    def wait(x):
+        started.append(int(x))
+        time.sleep(seconds)
+        return x
+
     if executor == "prefetch":
-        ds = hr.Dataset.range(10).map(lambda x: time.sleep(seconds) or x).prefetch(2)
+        ds = hr.Dataset.range(10).map(wait).prefetch(2)
     else:
-        ds = hr.Dataset.range(10).map(
-            lambda x: time.sleep(seconds) or x, num_parallel_calls=2, executor=executor
-        )
+        ds = hr.Dataset.range(10).map(wait, num_parallel_calls=2, executor=executor)
     if executor == "process":  # the interrupt must find workers computing, not the launcher starting
         list(hr.Dataset.range(2).map(lambda x: x, num_parallel_calls=2, executor="process"))
     it = iter(ds)
@@ -132,11 +142,11 @@ def test_keyboard_interrupt_while_waiting(executor):
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         next(it)
-    interrupted = time.monotonic()
+    begun = len(started)  # the interrupt closed the pipeline before it reached here
     pids = workers_of(it)
     assert len(pids) == (2 if executor == "process" else 0)
     stopped(pids)
-    assert time.monotonic() - interrupted < GRACE_SECONDS
+    assert len(started) == begun, f"{len(started) - begun} calls began after the interrupt"
     with pytest.raises(hr.WorkerError, match="closed"):
         next(it)
     if executor != "prefetch":
@@ -152,7 +162,7 @@ SCRIPT = textwrap.dedent(
     import headrace as hr
 
     def work(x):
-        time.sleep(0.001 if int(x) < 3 else 30)
+        time.sleep(0.001 if int(x) < 3 else 3600)  # never ends: the exit must not wait for it
         return np.full(20_000, x)
 
     if __name__ == "__main__":
@@ -172,7 +182,7 @@ SCRIPT = textwrap.dedent(
         if mode == "raise":
             raise RuntimeError("uncaught")
         if mode == "wait":
-            list(its[1])  # blocks on a 30 s element until interrupted
+            list(its[1])  # blocks on an endless element until interrupted
         # mode "end": fall off the end with both iterators alive
     """
 )
@@ -201,10 +211,8 @@ def test_interpreter_exit(tmp_path, mode):
         if mode == "sigint":
             time.sleep(0.2)
             os.killpg(child.pid, signal.SIGINT)
-        start = time.monotonic()
-        child.wait(GRACE_SECONDS + 3)
-        wait_until(lambda: all_exited(family), GRACE_SECONDS)
-        assert time.monotonic() - start < GRACE_SECONDS, "exit took too long"
+        child.wait(HANG_GUARD_SECONDS)  # raises TimeoutExpired if the exit waits for the work
+        wait_until(lambda: all_exited(family))
         leftovers = [n for n in os.listdir(shm.SHM_DIR) if n.startswith(f"{shm.PREFIX}{child.pid}-")]
         assert leftovers == []
         stderr = child.stderr.read()

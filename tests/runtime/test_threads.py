@@ -11,16 +11,16 @@ from headrace.runtime import threads
 from headrace.runtime.calls import element_rng
 from headrace.runtime.threads import ThreadExecutor
 
-from .conftest import wait_until
+from .conftest import HANG_GUARD_SECONDS, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def collect(executor, count, seconds=10.0):
+def collect(executor, count):
     results = {}
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + HANG_GUARD_SECONDS  # a hang guard, not a speed bound
     while len(results) < count:
-        assert time.monotonic() < deadline, f"only {len(results)} of {count} results"
+        assert time.monotonic() < deadline, f"only {len(results)} of {count} results (hang guard)"
         for task, ok, value in executor.wait(0.5):
             assert task not in results, f"task {task} answered twice"
             results[task] = (ok, value)

@@ -27,12 +27,11 @@ def test_a_negative_global_shuffle_position_is_refused_at_once():
     ds = hr.Dataset.range(20).global_shuffle(seed=3)
     state = saved(ds, 5)
     state["state"]["position"] = -3
-    started = time.perf_counter()
+    # It used to spin; refused before any replay now (a spin would be stopped by the pytest timeout).
     with pytest.raises(
         hr.CheckpointError, match=r"global_shuffle.*'position' is -3, expected an int in \[0, 20\]"
     ):
         iter(ds).set_state(state)
-    assert time.perf_counter() - started < 1  # it used to spin
 
 
 def test_a_range_index_of_minus_50_is_refused():

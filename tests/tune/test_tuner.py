@@ -33,19 +33,39 @@ def run(ds, step=0.0):
     return it
 
 
-def test_tuner_gives_the_cheap_stage_one_worker_and_explains(monkeypatch):
-    monkeypatch.setattr("headrace.tune.tuner.INTERVAL_SECONDS", 0.02)
-    monkeypatch.setattr("headrace.tune.tuner.FIRST_INTERVALS", (0.02,))
+def test_the_tuner_runs_inside_the_iterator_and_explains_every_knob(monkeypatch):
+    # Which values it picks depends on measured times, so that is checked on fake stages below; here:
+    # rounds happen, every tunable knob gets a value within its range and a reason in the report.
+    monkeypatch.setattr("headrace.tune.tuner.INTERVAL_SECONDS", 0.0)
+    monkeypatch.setattr("headrace.tune.tuner.FIRST_INTERVALS", (0.0,))
     it = run(pipeline())
     stats = it.stats()
     config = stats.tuned_config()
-    assert config["map(cheap)"]["parallelism"] == 1
-    assert config["map(heavy)"]["parallelism"] >= 2  # the expensive stage gets the workers
-    assert "buffer_size" in config["prefetch(AUTOTUNE)"]
+    assert sorted(config) == ["map(cheap)", "map(heavy)", "prefetch(AUTOTUNE)"]
+    knobs = {stage.name: stage.tunable_knobs() for stage in it.tuner.stages}
+    for name in ("map(cheap)", "map(heavy)"):
+        value, maximum = knobs[name]["parallelism"]
+        assert config[name] == {"parallelism": value} and 1 <= value <= maximum
+    assert set(config["prefetch(AUTOTUNE)"]) == {"buffer_size"}
     assert it.tuner.rounds >= 1
     report = stats.report()
-    assert "Autotuned" in report and "map(cheap): parallelism=1" in report
-    assert "one worker sustains" in stats.stage("map(cheap)").extra["tuned"]
+    assert "Autotuned" in report
+    for name in config:
+        assert f"{name}: parallelism=" in report or f"{name}: buffer_size=" in report
+        assert stats.stage(name).extra["tuned"]
+
+
+def test_the_tuner_gives_the_cheap_stage_one_worker_and_the_expensive_one_more():
+    heavy = FakeStage("map(heavy)", parallelism=1, maximum=16)  # 3 ms of waiting per element
+    cheap = FakeStage("map(cheap)", parallelism=4, maximum=16, seconds=5e-6, cpu_seconds=5e-6)
+    tuner = hr.tune.tuner.Tuner([heavy, cheap], hr.Options())
+    heavy.produced = cheap.produced = 100
+    # 100 elements in 0.2 s, half of it waiting: the consumer's own pace is 1 ms per element.
+    tuner.step(100, wait_seconds=0.1, elapsed=0.2)
+    assert cheap.value == 1 and heavy.value == 2  # grows at most 2x a round
+    explanation = tuner.explanation()
+    assert "one worker sustains" in explanation["map(cheap)"]
+    assert "2 workers for the target" in explanation["map(heavy)"]
 
 
 def test_a_frozen_configuration_is_applied_and_never_changed(monkeypatch):
@@ -79,10 +99,12 @@ def test_explicit_values_are_not_tunable():
 
 # --- hill climbing: grow while the rate rises -----------------------------------------------------
 class FakeStage:
-    """A parallel stage whose calls take 3 ms of waiting each; the tuner sees only its counters."""
+    """A parallel stage whose calls take 3 ms of waiting each (``seconds``, of which ``cpu_seconds`` on
+    the CPU); the tuner sees only its counters."""
 
-    def __init__(self, name="map(read)", parallelism=8, maximum=128):
+    def __init__(self, name="map(read)", parallelism=8, maximum=128, seconds=0.003, cpu_seconds=0.00002):
         self.name, self.value, self.maximum, self.produced = name, parallelism, maximum, 0
+        self.seconds, self.cpu_seconds = seconds, cpu_seconds
 
     def tunable_knobs(self):
         return {"parallelism": (self.value, self.maximum)}
@@ -93,8 +115,8 @@ class FakeStage:
     def counters(self):
         return {
             "produced": self.produced,
-            "busy_seconds": 0.003 * self.produced,
-            "cpu_seconds": 0.00002 * self.produced,
+            "busy_seconds": self.seconds * self.produced,
+            "cpu_seconds": self.cpu_seconds * self.produced,
             "executor": "thread",
         }
 

@@ -34,7 +34,10 @@ from typing import Any, TypedDict, TypeVar
 
 from .structure import flatten
 
-_perf_ns = time.perf_counter_ns
+#: The clock of stage time: the timing template, the consumer (``headrace.Iterator``) and prefetch's
+#: thread read it by this name (``core.node.perf_ns`` is the same function). Tests of the time
+#: accounting swap it in those modules for a clock that moves only when they say (tests/helpers/clock.py).
+perf_ns: Callable[[], int] = time.perf_counter_ns
 
 
 class StageCounters(TypedDict, total=False):
@@ -142,7 +145,7 @@ class CallLog(deque):
             if len(self.handed) >= self.limit:  # stages whose calls are never logged again
                 self.handed.clear()
             handed = self.handed[key] = []
-        handed.append((_perf_ns(), number))
+        handed.append((perf_ns(), number))
 
 
 #: The recording in progress (``headrace.profile.record_calls``), else None. Timed calls log into it
@@ -180,15 +183,15 @@ def timed(method: _M) -> _M:
     if method.__name__ == "__next__":
 
         @functools.wraps(method)
-        def wrapper(self: Any, _clock: Callable[[], int] = _perf_ns) -> Any:
+        def wrapper(self: Any) -> Any:
             if self.timing:
                 return method(self)
             self.timing = True
-            start = _clock()
+            start = perf_ns()  # looked up at each call (not bound here): tests swap the clock
             try:
                 out = method(self)
             finally:
-                end = _clock()
+                end = perf_ns()
                 self.inclusive_ns += (end - start) * self.weight
                 self.timing = False
                 if call_log is not None or not self.first_call_ns:
@@ -204,11 +207,11 @@ def timed(method: _M) -> _M:
             if self.timing:
                 return method(self, *args)
             self.timing = True
-            start = _perf_ns()
+            start = perf_ns()
             try:
                 out = method(self, *args)
             finally:
-                end = _perf_ns()
+                end = perf_ns()
                 self.inclusive_ns += (end - start) * self.weight
                 self.timing = False
                 if call_log is not None or not self.first_call_ns:

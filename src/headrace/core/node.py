@@ -25,13 +25,13 @@ import functools
 import itertools
 import secrets
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
 from .counters import element_sizes, exclusive_ns, timed
+from .counters import perf_ns as perf_ns  # the stage clock, re-exported: runtime/ imports it from here
 from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .naming import without_locations
 from .options import Options
@@ -41,7 +41,6 @@ INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
 AUTOTUNE = -1
 
-perf_ns = time.perf_counter_ns
 
 #: Attributes of a node that are not its arguments: its parents, the iteration counter random stages
 #: draw seeds from, and the cache of values derived from it (see :func:`derived`).

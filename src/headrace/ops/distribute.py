@@ -294,6 +294,9 @@ class DistributeIterator(NodeIterator[DistributeNode]):
             raise StopIteration
         read = self._read_block()
         if read is None:
+            # A last partial block read whole (unknown length) and dropped leaves the input past
+            # ``position``: keep the state's invariant (position >= read), or its restore is refused.
+            self.position = max(self.position, self.read)
             self.done = True
             raise StopIteration
         element, filler = read

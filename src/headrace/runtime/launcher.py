@@ -33,6 +33,10 @@ from ..core.errors import WorkerError
 _PID = struct.Struct("<i")
 _EXIT = struct.Struct("<ii")
 START_SECONDS = 60.0  # a launcher that has not answered by then is reported as broken
+# How long the report of a dead worker waits for the launcher to reap it and send its exit status. The
+# launcher serves one thing at a time and may be importing headrace (seconds on a loaded machine) when
+# a worker dies; only a failure waits, so the wait lets the error name the signal there too (1 s did not).
+EXIT_STATUS_SECONDS = 10.0
 
 
 # How the launcher starts: headrace's package __init__ imports every module (half a second on a busy

@@ -31,6 +31,7 @@ from ..core.errors import CheckpointError, WorkerError, add_note, user_stackleve
 from ..core.node import Context, NodeIterator, note_stage, perf_ns
 from ..core.state import encode_element
 from . import shutdown as registry
+from .launcher import EXIT_STATUS_SECONDS
 from .pool import WorkerProcess, get_pool, processes_unavailable
 from .processes import WorkerDied, decode_result, unpack_error
 from .shm import cleanup, dump, load, segment_prefix
@@ -187,7 +188,7 @@ class ParallelizeIterator(NodeIterator):
     def _died(self, index: int) -> None:
         worker = self._workers.processes[index]
         self._workers.failed = True
-        died = WorkerDied(worker.pid, get_pool().exit_code(worker.pid, 1.0), [])
+        died = WorkerDied(worker.pid, get_pool().exit_code(worker.pid, EXIT_STATUS_SECONDS), [])
         self.close()
         raise WorkerError(
             f"{self.name}: {died.describe()} while computing worker {index}'s share of the pipeline; "

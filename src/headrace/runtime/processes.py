@@ -34,6 +34,7 @@ from ..core import counters
 from ..core.errors import WorkerError, add_note
 from ..core.node import perf_ns
 from . import shutdown as registry
+from .launcher import EXIT_STATUS_SECONDS
 from .pool import WorkerProcess, get_pool
 from .shm import SegmentWriter, cleanup, discard, dump, load, segment_prefix
 from .worker import BAD_MESSAGE, INIT_FAILED, where
@@ -290,7 +291,9 @@ class ProcessExecutor:
     def _check_dead(self, index: int) -> None:
         worker = self.processes[index]
         self.failed = True  # a death may be systemic (memory): the stage's other workers stop too
-        raise WorkerDied(worker.pid, get_pool().exit_code(worker.pid, 1.0), sorted(self.outstanding[index]))
+        raise WorkerDied(
+            worker.pid, get_pool().exit_code(worker.pid, EXIT_STATUS_SECONDS), sorted(self.outstanding[index])
+        )
 
     def _receive(self, index: int, results: list) -> None:
         worker = self.processes[index]
