@@ -27,7 +27,10 @@ def _ended() -> Any:
     raise StopIteration
 
 
-def _close_quietly(root: NodeIterator) -> None:
+def _close_quietly(ref: Any) -> None:
+    root = ref()
+    if root is None:
+        return
     try:
         root.close()
     except Exception:  # noqa: BLE001 (closing at garbage collection must never raise)
@@ -90,7 +93,11 @@ class Iterator:
         self._next_sample_ns = self.started_ns
         self.tuner = Tuner(self.stages(), self.options)
         self._next_tune_ns = self.started_ns
-        self._finalizer = weakref.finalize(self, _close_quietly, self._root)
+        # A weak reference: a strong one would keep the stages reachable from the finalizer registry,
+        # and through them anything they hold that refers back to this iterator (an error's traceback
+        # holds the frames of the next() that computed it), so an abandoned iterator would never be
+        # collected and its workers never stopped. Stages that own workers have finalizers of their own.
+        self._finalizer = weakref.finalize(self, _close_quietly, weakref.ref(self._root))
         for hook in iterator_hooks:
             hook(self)
 
