@@ -45,6 +45,7 @@ SKIPPED = {
     ("docs/remote_storage.md", "pip install 'headrace[s3]'        # fsspec + s3fs"): (
         "installs packages from the network"
     ),
+    ("docs/tensorflow.md", "python3 -m venv /path/to/tf-venv"): "installs TensorFlow from the network",
 }
 
 # Modules a page needs; the `test` extra installs all but TensorFlow, so in `make test` only
