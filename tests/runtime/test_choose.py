@@ -363,3 +363,16 @@ def test_a_trial_keeps_threads_when_they_win(monkeypatch):
     reason = it.root.counters()["executor_reason"]
     assert "tried against inline: threads cost the consumer" in reason and "kept threads" in reason
     assert it.root.counters()["executor"] == "thread"
+
+
+def test_the_autotuner_copes_with_a_map_that_went_inline(monkeypatch):
+    # The tuner may be trying more workers on a stage when its trial keeps inline (no knob any more).
+    def told_threads(fn, calls, workers, cpus, inputs=()):
+        return choose.Choice("thread", "told so", cpu_seconds=1e-5, wall_seconds=1e-5, gil_fraction=1.0), []
+
+    monkeypatch.setattr(choose, "probe", told_threads)
+    monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_SECONDS", 0.3)
+    ds = hr.Dataset.range(400_000).map(_cheap_python, num_parallel_calls=hr.AUTOTUNE).batch(64)
+    it = iter(ds)
+    assert sum(len(b) for b in it) == 400_000
+    assert it.root.parent.counters()["executor"] in ("inline", "thread")

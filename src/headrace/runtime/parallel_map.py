@@ -281,6 +281,8 @@ class ParallelMapIterator(NodeIterator):
         return {"parallelism": (self.active, maximum)}
 
     def set_knob(self, name: str, value: int) -> None:
+        if self.kind == "inline":
+            return  # no knob any more: the trial found one worker here fastest
         self.active = max(1, min(self.tunable_knobs()["parallelism"][1], int(value)))
         if self.kind == "process":
             return  # a process pool keeps its size; task_limit holds it to `active`

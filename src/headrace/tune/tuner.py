@@ -183,7 +183,10 @@ class Tuner:
                 decision = Decision(
                     decision.name, decision.knob, decision.value, self._ceiling_reasons[decision.name]
                 )
-            current = stage.tunable_knobs()[decision.knob][0]
+            knob = stage.tunable_knobs().get(decision.knob)
+            if knob is None:  # the stage gave the knob up since (a map that went inline)
+                continue
+            current = knob[0]
             if current != decision.value:
                 stage.set_knob(decision.knob, decision.value)
                 if decision.knob == "parallelism" and decision.value > current:
@@ -198,7 +201,10 @@ class Tuner:
         by_name = {s.name: s for s in self.stages}
         for name, (before, rate_before) in self._trials.items():
             stage = by_name[name]
-            grown = stage.tunable_knobs()["parallelism"][0]
+            knob = stage.tunable_knobs().get("parallelism")
+            if knob is None:  # the stage gave the knob up since (a map that went inline): nothing to undo
+                continue
+            grown = knob[0]
             flat = rate < rate_before * MIN_GAIN and wait_fraction >= WAIT_TO_JUDGE
             if not (flat or rate < rate_before * CLEAR_DROP) or grown <= before:
                 continue
