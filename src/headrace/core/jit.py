@@ -135,7 +135,7 @@ def _make_cache(py_func: Callable) -> Any:
     class Impl(caching.CompileResultCacheImpl):
         def __init__(self, func: Callable):  # no numba locator search: the folders are ours
             self._lineno = func.__code__.co_firstlineno
-            self._locator = Locator(read_dirs()[-1] if read_dirs() else PACKAGED)
+            self._locator = Locator(writable_dir() or PACKAGED)  # numba's own file: unused by Cache below
             module = func.__module__.removeprefix("headrace.")
             self._filename_base = self.get_filename_base(f"{module}.{func.__qualname__}", sys.abiflags)
 

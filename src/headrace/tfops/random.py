@@ -255,6 +255,15 @@ def _stateless(seed: Any) -> np.random.Generator:
     return np.random.Generator(np.random.Philox(key=[int(k) & (2**64 - 1) for k in key.tolist()]))
 
 
+def _seeded(seed: Any, draw: Any, *args: Any) -> Any:
+    """``draw(*args)`` with the stream of a stateless op's ``seed`` in place of the element's."""
+    token = ELEMENT_RNG.set(_stateless(seed))
+    try:
+        return draw(*args)
+    finally:
+        ELEMENT_RNG.reset(token)
+
+
 def stateless_uniform(
     shape: Any,
     seed: Any,
@@ -264,13 +273,7 @@ def stateless_uniform(
     name: str | None = None,
     alg: Any = "auto_select",
 ) -> Any:
-    dtype = dtype_arg(dtype)
-    rng = _stateless(seed)
-    token = ELEMENT_RNG.set(rng)
-    try:
-        return uniform(shape, minval, maxval, dtype)
-    finally:
-        ELEMENT_RNG.reset(token)
+    return _seeded(seed, uniform, shape, minval, maxval, dtype_arg(dtype))
 
 
 def stateless_normal(
@@ -282,11 +285,7 @@ def stateless_normal(
     name: str | None = None,
     alg: Any = "auto_select",
 ) -> Any:
-    token = ELEMENT_RNG.set(_stateless(seed))
-    try:
-        return normal(shape, mean, stddev, dtype)
-    finally:
-        ELEMENT_RNG.reset(token)
+    return _seeded(seed, normal, shape, mean, stddev, dtype)
 
 
 def stateless_truncated_normal(
@@ -298,18 +297,10 @@ def stateless_truncated_normal(
     name: str | None = None,
     alg: Any = "auto_select",
 ) -> Any:
-    token = ELEMENT_RNG.set(_stateless(seed))
-    try:
-        return truncated_normal(shape, mean, stddev, dtype)
-    finally:
-        ELEMENT_RNG.reset(token)
+    return _seeded(seed, truncated_normal, shape, mean, stddev, dtype)
 
 
 def stateless_categorical(
     logits: Any, num_samples: Any, seed: Any, dtype: Any = np.int64, name: str | None = None
 ) -> Any:
-    token = ELEMENT_RNG.set(_stateless(seed))
-    try:
-        return categorical(logits, num_samples, dtype)
-    finally:
-        ELEMENT_RNG.reset(token)
+    return _seeded(seed, categorical, logits, num_samples, dtype)
