@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import itertools
+import re
 import subprocess
 import sys
 import threading
@@ -127,7 +128,8 @@ def test_probe_computes_each_element_once_and_in_order():
     choice, outcomes = choose.probe(pure_python, calls, workers=2, cpus=2)
     assert [value for _, value in outcomes] == [pure_python(i) for i in range(len(outcomes))]
     assert sorted(made) == list(range(len(outcomes))) and len(outcomes) == choose.PROBE_ELEMENTS
-    assert choice.cpu_seconds > 0 and choice.gil_fraction is not None
+    # A measurement, or (on a machine too busy to tell) a choice that says so and measures again.
+    assert choice.cpu_seconds > 0 and (choice.gil_fraction is not None or not choice.final), choice.reason
 
 
 def test_probe_keeps_an_exception_as_an_outcome():
@@ -175,8 +177,11 @@ def test_the_choice_is_the_same_every_epoch(fn, hog, request, monkeypatch):
     monkeypatch.setattr(choose, "probe", lambda *a, **k: probes.append(1) or real_probe(*a, **k))
     ds = hr.Dataset.range(12).map(fn, num_parallel_calls=2)
     kinds = _kinds_over_epochs(ds, 3)
-    assert len(set(kinds)) == 1, kinds
-    assert len(probes) == (1 if hr.tune.budget.cpu_budget() > 1 else 0)
+    # A machine too busy to measure says so and measures again; once measured, the choice holds.
+    unsure = [kind for kind in kinds if "measured again" in kind[1]]
+    assert kinds[: len(unsure)] == unsure and len(set(kinds[len(unsure) :])) <= 1, kinds
+    measured = min(len(unsure) + 1, len(kinds))
+    assert len(probes) == (measured if hr.tune.budget.cpu_budget() > 1 else 0)
     if fn is releases_gil:
         assert kinds[0][0] == "thread", kinds[0]
 
@@ -237,7 +242,7 @@ def test_the_probe_gathers_its_elements_from_short_chunks():
         assert [int(x) for x in it] == [pure_python(i) for i in range(20)]
         reason = it.root.counters()["executor_reason"]
     if hr.tune.budget.cpu_budget() > 1:
-        assert "median of 3 pairs" in reason, reason
+        assert re.search(r"(median of|over) 3 pairs", reason), reason
 
 
 # --- transport costs and the check after a switch (issue: AUTOTUNE chose processes at 0.43x serial) ------
@@ -376,3 +381,32 @@ def test_the_autotuner_copes_with_a_map_that_went_inline(monkeypatch):
     it = iter(ds)
     assert sum(len(b) for b in it) == 400_000
     assert it.root.parent.counters()["executor"] in ("inline", "thread")
+
+
+def test_a_busy_machine_bounds_the_gil_share_from_both_sides():
+    # One call waited 1 ms while the other used 1.5 ms of CPU and sat 4.5 ms without a core (a busy
+    # machine): the wait is a sixth of the time the other could have held the GIL, and two thirds of
+    # the time it computed.
+    pair = [Timing(2_500_000, 1_500_000, 0), Timing(6_000_000, 1_500_000, 4_500_000)]
+    assert choose.gil_bounds(0, pair) == pytest.approx((1 / 6, 2 / 3))
+
+
+def test_a_measurement_blurred_across_the_rule_says_so_and_measures_again(monkeypatch):
+    # Pure Python whose pairs the machine's load blurred between 20% and 100%: threads at one end,
+    # processes at the other. Not a verdict: threads for now, not final.
+    monkeypatch.setattr(choose, "gil_bounds", lambda solo, pair: (0.2, 1.0))
+    choice, outcomes = choose.probe(pure_python, [lambda i=i: pure_python(i) for i in range(8)], 2, 2)
+    assert len(outcomes) == choose.PROBE_ELEMENTS
+    assert choice.kind == "thread" and not choice.final and choice.gil_fraction is None
+    assert "too busy to measure" in choice.reason and "between 20% and 100%" in choice.reason
+
+
+def test_pure_python_preempted_while_holding_the_gil_still_measures_one():
+    # The waiter blocked for all of the other's CPU time and all of its time without a core.
+    pair = [Timing(9_000_000, 1_500_000, 0), Timing(7_500_000, 1_500_000, 6_000_000)]
+    assert choose.gil_fraction(0, pair) == pytest.approx(1.0)
+
+
+def test_the_reason_counts_the_pairs_measured():
+    choice = choose.decide(2, 2, cpu_seconds=0.001, wall_seconds=0.001, gil=0.97, pairs=1)
+    assert "(one pair)" in choice.reason

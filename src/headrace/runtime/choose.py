@@ -134,11 +134,13 @@ class Timing:
         return max(0, self.wall_ns - self.cpu_ns - self.delay_ns)
 
 
-def _run_delay_ns() -> int:
+def _run_delay_ns(tid: int | None = None) -> int:
+    """Nanoseconds the thread (this one, or native id ``tid`` of this process) spent runnable without
+    a core."""
     if not _has_schedstat:
         return 0
     try:
-        with open(_SCHEDSTAT, "rb") as f:
+        with open(_SCHEDSTAT if tid is None else f"/proc/self/task/{tid}/schedstat", "rb") as f:
             return int(f.read().split()[1])
     except (OSError, IndexError, ValueError):
         return 0
@@ -218,20 +220,32 @@ def _solo(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing, int | None
 
 
 def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
-    """``first`` in a helper thread and ``second`` here, released together. Each thread reads its
-    clocks before the release and measures its wall time from the release: a call waiting for the GIL
-    cannot start its own clock until it has it."""
-    stamps: list[int] = []
-    box: list = []
-    together = threading.Barrier(2, action=lambda: stamps.append(perf_ns()))
+    """``first`` in a helper thread and ``second`` here, released together. Each thread's wall time
+    and wait for a core count from the release (read for both threads by the barrier's action): a
+    call waiting for the GIL cannot start its own clock until it has it, and time spent waiting for a
+    core before the release (threads starting on a busy machine) is not part of the pair."""
+    released: dict[int, tuple[int, int]] = {}
+    threads: list[int] = []
+
+    def at_release() -> None:
+        now = perf_ns()
+        for tid in threads:
+            released[tid] = (now, _run_delay_ns(tid))
+
+    together = threading.Barrier(2, action=at_release)
 
     def timed(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing]:
+        tid = threading.get_native_id()
+        threads.append(tid)
         start = _clocks()
         together.wait()
         outcome = _run(call)
-        return outcome, _since(start, wall_from=stamps[0])
+        timing = _since(start)
+        wall_from, delay_from = released[tid]
+        return outcome, Timing(perf_ns() - wall_from, timing.cpu_ns, _run_delay_ns() - delay_from)
 
     helper = threading.Thread(target=lambda: box.append(timed(first)), name="headrace executor probe")
+    box: list = []
     helper.start()
     here = timed(second)
     helper.join()
@@ -241,12 +255,25 @@ def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tup
 def gil_fraction(solo_blocked_ns: int, pair: list[Timing]) -> float | None:
     """Share of a call holding the GIL, from a pair run at once: the longest extra block of one call
     over the other call's CPU time (a call can wait for the GIL at most while the other computes)."""
+    bounds = gil_bounds(solo_blocked_ns, pair)
+    return None if bounds is None else bounds[1]
+
+
+def gil_bounds(solo_blocked_ns: int, pair: list[Timing]) -> tuple[float, float] | None:
+    """The share of a call holding the GIL, as (low, high): on a quiet machine both are the share of
+    :func:`gil_fraction`. On a busy one the other call may wait for a core while it holds the GIL, and
+    the waiter waits meanwhile, or while it does not: the low bound takes the block over the other's
+    CPU time plus its time without a core, the high one over its CPU time alone."""
     (a, b) = pair
-    shares = []
+    lows, highs = [], []
     for waiter, other in ((a, b), (b, a)):
         if other.cpu_ns > 0:
-            shares.append((waiter.blocked_ns - solo_blocked_ns) / other.cpu_ns)
-    return min(1.0, max(0.0, max(shares))) if shares else None
+            extra = waiter.blocked_ns - solo_blocked_ns
+            lows.append(extra / (other.cpu_ns + other.delay_ns))
+            highs.append(extra / other.cpu_ns)
+    if not highs:
+        return None
+    return min(1.0, max(0.0, max(lows))), min(1.0, max(0.0, max(highs)))
 
 
 def probe(
@@ -311,14 +338,33 @@ def _probe(
             timings.extend(timing for _, timing in results)
             if not all(outcome[0] for outcome, _ in results):
                 return decide(workers, cpus, failed=True), outcomes
-            fraction = gil_fraction(solo_blocked, [timing for _, timing in results])
-            if fraction is not None:
-                fractions.append(fraction)
+            bounds = gil_bounds(solo_blocked, [timing for _, timing in results])
+            if bounds is not None:
+                fractions.append(bounds)
             if len(fractions) == PAIRS:
                 break
-    measured = sorted(fractions)[PAIRS // 2] if len(fractions) == PAIRS else None
-    move = transport_seconds([*inputs[:1], outcomes[0][1]]) if measured is not None else None
-    return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, gil=measured, transport=move), outcomes
+    if not fractions:
+        return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall), outcomes
+    low, high = (sorted(bound[i] for bound in fractions)[len(fractions) // 2] for i in (0, 1))
+    move = transport_seconds([*inputs[:1], outcomes[0][1]])
+    at = {
+        gil: decide(
+            workers, cpus, cpu_seconds=cpu, wall_seconds=wall, gil=gil, transport=move, pairs=len(fractions)
+        )
+        for gil in (low, high)
+    }
+    if at[low].kind == at[high].kind:
+        return at[high], outcomes
+    # A busy machine blurred the measurement across the rule's line: say so, and measure again.
+    return Choice(
+        "thread",
+        f"the machine was too busy to measure how much map_func holds the GIL (between {100 * low:.0f}% and "
+        f"{100 * high:.0f}% of a call over {len(fractions)} pairs; {at[low].kind} at one end, "
+        f"{at[high].kind} at the other): threads for now, measured again on the next iteration",
+        cpu_seconds=cpu,
+        wall_seconds=wall,
+        final=False,
+    ), outcomes
 
 
 def decide(
@@ -332,6 +378,7 @@ def decide(
     gil: float | None = None,
     own_threads: float | None = None,
     transport: float | None = None,
+    pairs: int = PAIRS,
 ) -> Choice:
     """The rule above, on measured seconds.
 
@@ -356,7 +403,7 @@ def decide(
         threads = _threads_gain(workers, max(wall_seconds, cpu_seconds), cpu_seconds, gil)
         numbers = (
             f"one call uses {cpu_seconds * 1e6:,.0f} us of CPU and holds the GIL {100 * gil:.0f}% of it "
-            f"(median of 3 pairs): {workers} threads reach ~{threads:.1f}x one worker after hand-offs"
+            f"({_pairs(pairs)}): {workers} threads reach ~{threads:.1f}x one worker after hand-offs"
         )
         if threads < INLINE_GAIN:
             return Choice("inline", numbers + ": one worker in the consumer's thread is faster", **measured)
@@ -383,7 +430,7 @@ def decide(
     threads = _threads_gain(workers, wall, cpu_seconds, gil)
     processes = min(workers, cpus * wall / cpu_seconds, wall / move) * wall / (wall + move)
     numbers = (
-        f"holds the GIL {100 * gil:.0f}% of a call (median of 3 pairs): {workers} threads reach "
+        f"holds the GIL {100 * gil:.0f}% of a call ({_pairs(pairs)}): {workers} threads reach "
         f"~{threads:.1f}x one worker, processes ~{processes:.1f}x"
     )
     if transport is not None and transport > 2 * PROCESS_COST_SECONDS:
@@ -396,6 +443,10 @@ def decide(
     if processes >= PROCESS_GAIN * threads:
         return Choice("process", numbers, **measured)
     return Choice("thread", numbers, **measured)
+
+
+def _pairs(count: int) -> str:
+    return "one pair" if count == 1 else f"median of {count} pairs"
 
 
 def _threads_gain(workers: int, wall: float, cpu: float, gil: float) -> float:
