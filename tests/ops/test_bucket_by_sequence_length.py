@@ -175,43 +175,6 @@ def test_checkpoint_in_a_fresh_process():
     check_fresh_process("tests.ops.test_bucket_by_sequence_length:make", after=3)
 
 
-@pytest.mark.slow
-def test_matches_tensorflow_when_installed():
-    tf = pytest.importorskip("tensorflow")
-    rng = np.random.default_rng(2)
-    for _ in range(15):
-        boundaries = sorted(rng.choice(np.arange(2, 10), size=rng.integers(1, 4), replace=False).tolist())
-        sizes = rng.integers(1, 4, size=len(boundaries) + 1).tolist()
-        pad_to_boundary, drop = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
-        limit = boundaries[-1] - 1 if pad_to_boundary else 9
-        lengths = rng.integers(1, limit + 1, size=rng.integers(0, 20)).tolist()
-        expected = tf.data.Dataset.from_generator(
-            lambda: (np.arange(1, n + 1, dtype=np.int64) for n in lengths),  # noqa: B023
-            output_signature=tf.TensorSpec([None], tf.int64),
-        ).bucket_by_sequence_length(
-            lambda e: tf.shape(e)[0],
-            boundaries,
-            sizes,
-            padding_values=tf.constant(-1, tf.int64),
-            pad_to_bucket_boundary=pad_to_boundary,
-            drop_remainder=drop,
-        )
-        got = (
-            hr.Dataset.from_tensor_slices(np.array(lengths, dtype=np.int64))
-            .map(lambda n: np.arange(1, int(n) + 1))
-            .bucket_by_sequence_length(
-                lambda e: len(e),
-                boundaries,
-                sizes,
-                padded_shapes=[None],
-                padding_values=-1,
-                pad_to_bucket_boundary=pad_to_boundary,
-                drop_remainder=drop,
-            )
-        )
-        assert lists(got) == [b.tolist() for b in expected.as_numpy_iterator()]
-
-
 @pytest.mark.parametrize(
     "case", load_json("datasets.json")["bucket_by_sequence_length"], ids=lambda c: str(c["boundaries"])
 )

@@ -242,27 +242,6 @@ def test_reset_and_close_release_sub_iterators():
     assert root.closed
 
 
-@pytest.mark.slow
-def test_order_matches_tensorflow_when_installed():
-    tf = pytest.importorskip("tensorflow")
-    rng = np.random.default_rng(0)
-    for _ in range(25):
-        sizes = rng.integers(0, 6, size=rng.integers(0, 9)).tolist()
-        cycle_length, block_length = int(rng.integers(1, 5)), int(rng.integers(1, 4))
-        table = tf.constant(sizes + [0], tf.int64)
-        expected = tf.data.Dataset.range(len(sizes)).interleave(
-            lambda i: tf.data.Dataset.range(100 * i, 100 * i + tf.gather(table, i)),  # noqa: B023
-            cycle_length=cycle_length,
-            block_length=block_length,
-        )
-        got = hr.Dataset.range(len(sizes)).interleave(
-            lambda i: hr.Dataset.range(100 * i, 100 * i + sizes[int(i)]),  # noqa: B023
-            cycle_length=cycle_length,
-            block_length=block_length,
-        )
-        assert values(got) == [int(x) for x in expected.as_numpy_iterator()]
-
-
 @pytest.mark.parametrize(
     "case", load_json("datasets.json")["interleave_orders"], ids=lambda c: str(c["sizes"])
 )

@@ -144,20 +144,6 @@ def test_checkpoint_in_a_fresh_process():
     check_fresh_process("tests.ops.test_rebatch:make", after=3)
 
 
-@pytest.mark.slow
-def test_matches_tensorflow_when_installed():
-    tf = pytest.importorskip("tensorflow")
-    rng = np.random.default_rng(1)
-    for _ in range(30):
-        n, size = int(rng.integers(0, 25)), int(rng.integers(1, 6))
-        plan = rng.integers(0, 4, size=rng.integers(1, 4)).tolist()
-        batch_size = plan if any(plan) else int(rng.integers(1, 6))
-        drop = bool(rng.integers(0, 2))
-        expected = tf.data.Dataset.range(n).batch(size).rebatch(batch_size, drop_remainder=drop)
-        got = hr.Dataset.range(n).batch(size).rebatch(batch_size, drop_remainder=drop)
-        assert lists(got) == [b.tolist() for b in expected.as_numpy_iterator()]
-
-
 @pytest.mark.parametrize(
     "case", load_json("datasets.json")["rebatch"], ids=lambda c: f"{c['n']}-{c['batch_size']}"
 )
