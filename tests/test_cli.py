@@ -42,6 +42,8 @@ def test_quick_demo_trains_and_resumes(tmp_path):
     profile = tmp_path / left[0]
     assert str(profile / "optimised.html") in out
     assert sorted(os.listdir(profile)) == [
+        "batch_first.html",
+        "batch_first.trace.json",
         "naive.html",
         "naive.trace.json",
         "optimised.html",
