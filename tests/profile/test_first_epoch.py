@@ -41,3 +41,23 @@ def test_a_trace_without_recorded_calls_says_how_to_get_them(tmp_path):
         warnings.simplefilter("always")
         it.stats().save_trace(str(tmp_path / "u.json"))
     assert not any("record_calls" in str(w.message) for w in caught)
+
+
+def test_combined_stats_add_the_runs_up():
+    ds = hr.Dataset.range(100).map(lambda x: x + 1, name="inc").batch(10)
+    parts = []
+    for _ in range(3):
+        it = iter(ds)
+        list(it)
+        parts.append(it.stats())
+    whole = hr.profile.Stats.combine(parts)
+    assert (whole.produced, whole.epochs) == (30, 3)
+    assert whole.elapsed_seconds == sum(p.elapsed_seconds for p in parts)
+    assert whole.consumer_wait_seconds == sum(p.consumer_wait_seconds for p in parts)
+    assert whole.first_element_seconds == parts[0].first_element_seconds  # startup: the first run's
+    inc = whole.stage("map(inc)")
+    assert inc.produced == 300
+    assert inc.busy_seconds == sum(p.stage("map(inc)").busy_seconds for p in parts)
+    times = [s.seconds for s in whole.timeline.samples]
+    assert times == sorted(times) and whole.timeline.samples[-1].produced == 30
+    assert "over 3 runs" in whole.report()

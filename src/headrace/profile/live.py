@@ -129,7 +129,7 @@ def progress(
     if total is not None and (not isinstance(total, int) or isinstance(total, bool) or total < 0):
         raise ValueError(f"progress: total must be a non-negative int or None, got {total!r}")
     out = file if file is not None else sys.stderr
-    it = iter(dataset)
+    it: Any = iter(dataset)
     if not hasattr(it, "stats"):
         raise TypeError(f"progress: expected a headrace Dataset or Iterator, got {type(dataset).__name__}")
     signature = it.node.signature()
