@@ -284,10 +284,9 @@ class Stats:
             whole.slices.extend(
                 piece._replace(start=piece.start + offset, end=piece.end + offset) for piece in part.slices
             )
-            if part.timeline.samples and part.timeline.samples[-1].stages:
-                for i, t in enumerate(part.timeline.samples[-1].stages[: len(names)]):
-                    made_so_far[i] += t[0]
-                    busy_so_far[i] += t[1]
+            for i, stage in enumerate(part.stages):  # the run's totals: its last sample may be older
+                made_so_far[i] += stage.produced
+                busy_so_far[i] += stage.busy_seconds + stage.one_time_seconds
             offset += part.elapsed_seconds
             produced += part.produced
             waited += part.consumer_wait_seconds

@@ -66,6 +66,10 @@ BACKGROUND_SECONDS = 0.003  # before each solo call: how busy unrelated native t
 SOLO_CALLS = 2  # the first call often pays one-time costs (imports, kernels loading): the faster counts
 PAIRS = 3  # the probe is repeated; the median pair counts, so one disturbed pair cannot decide
 PROBE_ELEMENTS = SOLO_CALLS + 2 * PAIRS
+#: pairs whose GIL shares spread over more than this disagree (a busy machine): more are measured,
+#: up to MAX_PAIRS, and if they still disagree (an outlier left out) the choice says it is uncertain
+DISAGREE = 0.5
+MAX_PAIRS = 7
 OWN_THREADS = 0.3  # other threads of the process burn this much CPU per CPU of a call: it has its own
 
 _SCHEDSTAT = "/proc/thread-self/schedstat"
@@ -87,6 +91,9 @@ class Choice:
     probe_busy_seconds: float = 0.0
     probe_cpu_seconds: float = 0.0
     tried: bool = False  # True once a running stage tried it against inline (parallel_map's trial)
+    # The least and greatest GIL share over the pairs, when they disagreed even after more pairs
+    # (a busy machine): the median decided, and the report says the measurement is uncertain.
+    gil_range: tuple[float, float] | None = None
 
 
 class Measured(TypedDict):
@@ -134,11 +141,13 @@ class Timing:
         return max(0, self.wall_ns - self.cpu_ns - self.delay_ns)
 
 
-def _run_delay_ns() -> int:
+def _run_delay_ns(native_id: int | None = None) -> int:
+    """Time this thread (or thread ``native_id`` of this process) sat runnable waiting for a core."""
     if not _has_schedstat:
         return 0
+    path = _SCHEDSTAT if native_id is None else f"/proc/self/task/{native_id}/schedstat"
     try:
-        with open(_SCHEDSTAT, "rb") as f:
+        with open(path, "rb") as f:
             return int(f.read().split()[1])
     except (OSError, IndexError, ValueError):
         return 0
@@ -148,9 +157,15 @@ def _clocks() -> tuple[int, int, int]:
     return perf_ns(), thread_time_ns(), _run_delay_ns()
 
 
-def _since(start: tuple[int, int, int], wall_from: int | None = None) -> Timing:
+def _since(
+    start: tuple[int, int, int], wall_from: int | None = None, delay_from: int | None = None
+) -> Timing:
     wall, cpu, delay = _clocks()
-    return Timing(wall - (start[0] if wall_from is None else wall_from), cpu - start[1], delay - start[2])
+    return Timing(
+        wall - (start[0] if wall_from is None else wall_from),
+        cpu - start[1],
+        delay - (start[2] if delay_from is None else delay_from),
+    )
 
 
 def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
@@ -220,16 +235,28 @@ def _solo(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing, int | None
 def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
     """``first`` in a helper thread and ``second`` here, released together. Each thread reads its
     clocks before the release and measures its wall time from the release: a call waiting for the GIL
-    cannot start its own clock until it has it."""
+    cannot start its own clock until it has it. The time each thread waited for a core is read for
+    both at the release too (from /proc): counted from before the barrier, a busy machine's wait to
+    reach it made the run-queue delay exceed the wall time, and hid the GIL (0% for pure Python)."""
     stamps: list[int] = []
+    delays: dict[int, int] = {}
+    ids: list[int] = []
     box: list = []
-    together = threading.Barrier(2, action=lambda: stamps.append(perf_ns()))
+
+    def release() -> None:
+        stamps.append(perf_ns())
+        for native_id in ids:
+            delays[native_id] = _run_delay_ns(native_id)
+
+    together = threading.Barrier(2, action=release)
 
     def timed(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing]:
+        me = threading.get_native_id()
+        ids.append(me)
         start = _clocks()
         together.wait()
         outcome = _run(call)
-        return outcome, _since(start, wall_from=stamps[0])
+        return outcome, _since(start, wall_from=stamps[0], delay_from=delays.get(me))
 
     helper = threading.Thread(target=lambda: box.append(timed(first)), name="headrace executor probe")
     helper.start()
@@ -255,13 +282,17 @@ def probe(
     workers: int,
     cpus: int,
     inputs: Sequence[Any] = (),
+    more: Callable[[int], Sequence[Callable[[], Any]]] | None = None,
 ) -> tuple[Choice, list[tuple[bool, Any]]]:
     """Measure ``calls`` (up to :data:`PROBE_ELEMENTS` thunks computing real elements, in order) and
     decide; returns the choice and the outcomes ``(ok, value)`` of the calls made (a prefix of
-    ``calls``). ``inputs``: the first call's input element, to measure what moving it costs. The
-    choice carries the time the calls took (``probe_busy_seconds``, ``probe_cpu_seconds``)."""
+    ``calls`` and of what ``more`` gave). ``inputs``: the first call's input element, to measure
+    what moving it costs. ``more(n)``: up to ``n`` further thunks (the next elements), asked for when
+    the pairs disagree. The choice carries the time the calls took (``probe_busy_seconds``,
+    ``probe_cpu_seconds``)."""
     timings: list[Timing] = []
-    choice, outcomes = _probe(fn, calls, workers, cpus, inputs, timings)
+    calls = list(calls)
+    choice, outcomes = _probe(fn, calls, workers, cpus, inputs, timings, more)
     busy = sum(t.wall_ns for t in timings) / 1e9
     cpu = sum(t.cpu_ns for t in timings) / 1e9
     return dataclasses.replace(choice, probe_busy_seconds=busy, probe_cpu_seconds=cpu), outcomes
@@ -269,11 +300,12 @@ def probe(
 
 def _probe(
     fn: Callable,
-    calls: Sequence[Callable[[], Any]],
+    calls: list[Callable[[], Any]],
     workers: int,
     cpus: int,
     inputs: Sequence[Any],
     timings: list[Timing],
+    more: Callable[[int], Sequence[Callable[[], Any]]] | None = None,
 ) -> tuple[Choice, list[tuple[bool, Any]]]:
     outcomes: list[tuple[bool, Any]] = []
     if workers < 2 or cpus < 2 or not calls:
@@ -305,8 +337,17 @@ def _probe(
     fractions: list[float] = []
     if cpu >= MIN_PROCESS_CALL_SECONDS or cpu >= wall / 2:  # else it mostly waits: threads, no pair needed
         solo_blocked = min(t.blocked_ns for t in solo)
-        for index in range(SOLO_CALLS, len(calls) - 1, 2):
+        index = SOLO_CALLS
+        while True:
+            if index + 1 >= len(calls):
+                wanted = index + 2 - len(calls)
+                if more is None or not _disagree(fractions):
+                    break
+                calls.extend(more(wanted))
+                if index + 1 >= len(calls):
+                    break
             results = _pair(calls[index], calls[index + 1])
+            index += 2
             outcomes.extend(outcome for outcome, _ in results)
             timings.extend(timing for _, timing in results)
             if not all(outcome[0] for outcome, _ in results):
@@ -314,11 +355,32 @@ def _probe(
             fraction = gil_fraction(solo_blocked, [timing for _, timing in results])
             if fraction is not None:
                 fractions.append(fraction)
-            if len(fractions) == PAIRS:
+            if len(fractions) >= MAX_PAIRS or (len(fractions) >= PAIRS and not _disagree(fractions)):
                 break
-    measured = sorted(fractions)[PAIRS // 2] if len(fractions) == PAIRS else None
+    measured = sorted(fractions)[len(fractions) // 2] if len(fractions) >= PAIRS else None
+    spread = (min(fractions), max(fractions)) if measured is not None and _disagree(fractions) else None
     move = transport_seconds([*inputs[:1], outcomes[0][1]]) if measured is not None else None
-    return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, gil=measured, transport=move), outcomes
+    choice = decide(
+        workers,
+        cpus,
+        cpu_seconds=cpu,
+        wall_seconds=wall,
+        gil=measured,
+        transport=move,
+        gil_range=spread,
+        pairs=len(fractions) or PAIRS,
+    )
+    return dataclasses.replace(choice, gil_range=spread), outcomes
+
+
+def _disagree(fractions: list[float]) -> bool:
+    """The pairs measured GIL shares too far apart to trust their median (a busy machine). From
+    five pairs on, the least and the greatest are left out: one disturbed pair is out-voted."""
+    if len(fractions) < 2:
+        return False
+    ordered = sorted(fractions)
+    trim = (len(ordered) - 1) // 4
+    return ordered[-1 - trim] - ordered[trim] > DISAGREE
 
 
 def decide(
@@ -332,6 +394,8 @@ def decide(
     gil: float | None = None,
     own_threads: float | None = None,
     transport: float | None = None,
+    gil_range: tuple[float, float] | None = None,
+    pairs: int = PAIRS,
 ) -> Choice:
     """The rule above, on measured seconds.
 
@@ -339,11 +403,21 @@ def decide(
     'process'
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.05).reason
     'holds the GIL 5% of a call (median of 3 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
+    >>> print(decide(4, 4, cpu_seconds=0.002, wall_seconds=0.002, gil=0.3, gil_range=(0.0, 0.94), pairs=7).reason)
+    holds the GIL 30% of a call (uncertain: 0-94% over 7 pairs, median 30%; the machine is busy): 4 threads reach ~3.2x one worker, processes ~3.9x
     >>> choice = decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.9, transport=0.0004)
     >>> print(choice.kind, choice.reason)
     inline holds the GIL 90% of a call (median of 3 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call): one worker in the consumer's thread is faster
     """
     measured: Measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
+    share = (
+        ""
+        if gil is None
+        else f"holds the GIL {100 * gil:.0f}% of a call (median of {pairs} pairs)"
+        if gil_range is None
+        else f"holds the GIL {100 * gil:.0f}% of a call (uncertain: {100 * gil_range[0]:.0f}-"
+        f"{100 * gil_range[1]:.0f}% over {pairs} pairs, median {100 * gil:.0f}%; the machine is busy)"
+    )
     if workers < 2 or cpus < 2:
         return Choice("thread", f"{min(workers, cpus)} worker/CPU: processes could not run more at once")
     if unpicklable is not None:
@@ -355,8 +429,8 @@ def decide(
     if cpu_seconds < MIN_PROCESS_CALL_SECONDS and gil is not None and cpu_seconds >= wall_seconds / 2:
         threads = _threads_gain(workers, max(wall_seconds, cpu_seconds), cpu_seconds, gil)
         numbers = (
-            f"one call uses {cpu_seconds * 1e6:,.0f} us of CPU and holds the GIL {100 * gil:.0f}% of it "
-            f"(median of 3 pairs): {workers} threads reach ~{threads:.1f}x one worker after hand-offs"
+            f"one call uses {cpu_seconds * 1e6:,.0f} us of CPU and {share}: "
+            f"{workers} threads reach ~{threads:.1f}x one worker after hand-offs"
         )
         if threads < INLINE_GAIN:
             return Choice("inline", numbers + ": one worker in the consumer's thread is faster", **measured)
@@ -382,10 +456,7 @@ def decide(
     move = PROCESS_COST_SECONDS if transport is None else transport
     threads = _threads_gain(workers, wall, cpu_seconds, gil)
     processes = min(workers, cpus * wall / cpu_seconds, wall / move) * wall / (wall + move)
-    numbers = (
-        f"holds the GIL {100 * gil:.0f}% of a call (median of 3 pairs): {workers} threads reach "
-        f"~{threads:.1f}x one worker, processes ~{processes:.1f}x"
-    )
+    numbers = f"{share}: {workers} threads reach ~{threads:.1f}x one worker, processes ~{processes:.1f}x"
     if transport is not None and transport > 2 * PROCESS_COST_SECONDS:
         numbers += (
             f" (moving an element and its result costs {transport * 1e6:,.0f} us, "
