@@ -63,3 +63,31 @@ def test_combined_stats_add_the_runs_up():
     assert times == sorted(times) and made == sorted(made) and made[-1] <= 30
     assert max(times) <= whole.elapsed_seconds
     assert "over 3 runs" in whole.report()
+
+
+def test_a_parallel_maps_first_call_is_a_one_time_cost():
+    from headrace.profile.stats import _first_task_excess
+
+    # 8 calls, 0.1 s each, the first 3.1 s (a compile): 3 s one-time, 0.8 s of steady work.
+    counters = {"produced": 8, "first_task_seconds": 3.1}
+    assert abs(_first_task_excess(counters, 3.1 + 7 * 0.1) - 3.0) < 1e-9
+    assert _first_task_excess({"produced": 8, "first_task_seconds": 0.0}, 1.0) == 0.0  # no probe
+    assert _first_task_excess({"produced": 1, "first_task_seconds": 3.1}, 3.1) == 0.0  # nothing later
+
+
+def test_the_probes_first_call_is_reported_as_one_time():
+    ds = hr.Dataset.range(2_000).shuffle(500, seed=1).batch(256).map(_decode, hr.AUTOTUNE, seed=1)
+    it = iter(ds)
+    list(it)
+    counters = it.root.counters()
+    if counters.get("first_task_seconds"):  # the probe ran (more than one CPU)
+        stage = it.stats().stage("map(_decode")
+        assert stage.one_time_seconds == _first_excess_of(counters)
+        assert stage.busy_seconds + stage.one_time_seconds > 0
+
+
+def _first_excess_of(counters):
+    from headrace.core.counters import busy_seconds
+    from headrace.profile.stats import _first_task_excess
+
+    return _first_task_excess(counters, busy_seconds(counters))

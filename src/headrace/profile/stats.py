@@ -64,6 +64,7 @@ _KNOWN = {
     "reorders",
     "reads_input",
     "gil_held_fraction",
+    "first_task_seconds",
     "name",
     "op",
     "produced",
@@ -110,6 +111,18 @@ def _one_time_seconds(counters: StageCounters) -> float:
     return max(0.0, first - steady * max(first_produced, 1))
 
 
+def _first_task_excess(counters: dict, busy: float) -> float:
+    """A parallel map's first call of its function (made by the executor probe) beyond what a later
+    call cost: compiling, loading, first use. Kept out of its per-element figures, as an inline
+    stage's first call is."""
+    first = float(counters.get("first_task_seconds") or 0.0)
+    produced = int(counters.get("produced", 0))
+    if first < _ONE_TIME_MIN_SECONDS or produced < 2:
+        return 0.0
+    steady = max(0.0, busy - first) / (produced - 1)
+    return max(0.0, min(first - steady, busy))
+
+
 class Stats:
     """Counters of a running or finished iterator.
 
@@ -148,7 +161,7 @@ class Stats:
             counters = it.counters()
             busy = busy_seconds(counters)
             inline = "busy_seconds" not in counters and counters.get("executor", "inline") == "inline"
-            one_time = _one_time_seconds(counters) if inline else 0.0
+            one_time = _one_time_seconds(counters) if inline else _first_task_excess(counters, busy)
             stage = StageStats(
                 index=index,
                 name=counters.get("name", it.name),

@@ -90,6 +90,9 @@ class Choice:
     # stage's work so that a short first epoch's report does not miss them.
     probe_busy_seconds: float = 0.0
     probe_cpu_seconds: float = 0.0
+    #: the wall time of the probe's first call: compile and first-use costs land there, and the
+    #: report keeps them apart from the per-element figures (one-time costs)
+    first_call_seconds: float = 0.0
     tried: bool = False  # True once a running stage tried it against inline (parallel_map's trial)
     # The least and greatest GIL share over the pairs, when they disagreed even after more pairs
     # (a busy machine): the median decided, and the report says the measurement is uncertain.
@@ -295,7 +298,11 @@ def probe(
     choice, outcomes = _probe(fn, calls, workers, cpus, inputs, timings, more)
     busy = sum(t.wall_ns for t in timings) / 1e9
     cpu = sum(t.cpu_ns for t in timings) / 1e9
-    return dataclasses.replace(choice, probe_busy_seconds=busy, probe_cpu_seconds=cpu), outcomes
+    first = timings[0].wall_ns / 1e9 if timings else 0.0
+    return (
+        dataclasses.replace(choice, probe_busy_seconds=busy, probe_cpu_seconds=cpu, first_call_seconds=first),
+        outcomes,
+    )
 
 
 def _probe(

@@ -114,6 +114,7 @@ class ParallelMapIterator(NodeIterator):
         self.output_wait_ns = 0
         self.probe_busy_ns = 0  # the executor probe's calls: this stage's work too (see counters)
         self.probe_cpu_ns = 0
+        self.first_task_ns = 0  # the probe's first call (compile, first use): a one-time cost
         self.in_call_ns = 0  # the consumer's time inside this stage's next / next_chunk
         # The trial of workers against inline: [phase, start in_call_ns, start produced, workers' ns
         # per element]; phase "warm" (first window), "workers", "inline"; None when decided.
@@ -188,6 +189,7 @@ class ParallelMapIterator(NodeIterator):
             choice, outcomes = choose.probe(self.fn, calls, self.workers, available_cpus(), inputs, more)
             self.probe_busy_ns += int(choice.probe_busy_seconds * 1e9)
             self.probe_cpu_ns += int(choice.probe_cpu_seconds * 1e9)
+            self.first_task_ns = int(choice.first_call_seconds * 1e9)
             for position, (ok, value) in zip(positions, outcomes):
                 self._mark_ready(position, ok, value)
             self.queued.extend(positions[len(outcomes) :])
@@ -628,6 +630,7 @@ class ParallelMapIterator(NodeIterator):
             busy_seconds=(executor.busy_seconds() if executor is not None else 0.0)
             + self.probe_busy_ns / 1e9,
             cpu_seconds=(executor.cpu_seconds() if executor is not None else 0.0) + self.probe_cpu_ns / 1e9,
+            first_task_seconds=self.first_task_ns / 1e9,
             executor=self.kind or "undecided",
             executor_reason=self.kind_reason,
             gil_held_fraction=self.gil_fraction,
