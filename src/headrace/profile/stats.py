@@ -258,6 +258,9 @@ class Stats:
             runs = [p.stages[index] for p in parts]
             merged = copy.copy(stage)
             merged.extra = dict(stage.extra)
+            delays = [r.extra.get("run_delay_seconds") for r in runs]
+            if all(d is not None for d in delays):  # each run's own workers: the run's total
+                merged.extra["run_delay_seconds"] = sum(delays)
             merged.produced = sum(r.produced for r in runs)
             merged.busy_seconds = sum(r.busy_seconds for r in runs)
             merged.one_time_seconds = sum(r.one_time_seconds for r in runs)
