@@ -55,7 +55,6 @@ def test_a_local_ray_started_by_connect_outlives_the_thread_that_started_it(tmp_
     assert result.returncode == 0 and "answer 7" in result.stdout, result.stderr[-3000:]
 
 
-
 def test_no_address_starts_a_new_local_ray_or_joins_ray_address(monkeypatch):
     # Plain ray.init() joins the cluster another program left on this machine (`ray start --head`),
     # whose workers run that program's code in its folder (issue 24: the docs' `convert --ray` read
