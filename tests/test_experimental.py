@@ -153,3 +153,9 @@ def test_more_experimental_names(tmp_path):
     sparse = D.range(1, 3).map(lambda n: np.arange(n)).apply(E.dense_to_sparse_batch(2, [2]))
     assert next(iter(sparse)).to_dense().tolist() == [[0, 0], [0, 1]]
     assert hr.data.NumpyIterator is hr.Iterator
+
+
+def test_data_public_names_are_its_all():
+    # hr.data is tf.data's facade: the __future__ import's `annotations` must not show in it.
+    public = {name for name in dir(hr.data) if not name.startswith("_")}
+    assert public == set(hr.data.__all__), sorted(public - set(hr.data.__all__))

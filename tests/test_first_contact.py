@@ -275,3 +275,28 @@ def test_module_level_loop_and_global_dict_are_frozen_or_warned(tmp_path):
     assert lines[1] == "rebound [0, 2, 4]"
     assert lines[2] == "dict [7]" and lines[3] == "warned ['CapturedValueChanged']"
     assert lines[4] == "counter 4 4"  # a function that assigns a global keeps the module's
+
+
+# The live progress line: the total and an ETA when the length is known, startup kept apart
+
+
+def test_progress_line_shows_the_total_and_keeps_startup_apart(tmp_path):
+    done = run_script(
+        tmp_path,
+        """
+        import headrace as hr
+        known = hr.Dataset.range(30).map(lambda x: x + 1).batch(3)           # cardinality 10
+        unknown = hr.Dataset.range(60).filter(lambda x: x % 2 == 0).batch(3)  # unknown: 10
+        for ds in (known, unknown, unknown):
+            for batch in hr.profile.progress(ds, every_seconds=0):
+                pass
+        """,
+    )
+    runs = done.stderr.split("(whole run)\n")[:3]
+    assert len(runs) == 3, done.stderr
+    known, first, second = (run.splitlines() for run in runs)
+    assert known[0].startswith("headrace: 1 of 10 elements, starting (")  # startup: no rate yet
+    assert any("of 10 elements" in line and ", ETA " in line for line in known[1:-1]), known
+    assert known[-1].startswith("headrace: 10 of 10 elements, ")
+    assert not any(" of " in line for line in first)  # the length is not known yet
+    assert second[-1].startswith("headrace: 10 of 10 elements, ")  # the first epoch's count

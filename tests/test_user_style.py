@@ -97,6 +97,41 @@ def test_the_readme_example_reads_the_same_data_on_threads_and_on_processes(work
     assert digests["thread"] == digests["process"], digests
 
 
+@pytest.mark.slow
+def test_the_readme_example_under_headrace_profile_names_the_map(tmp_path):
+    # The shape a first user tried: 2,000 records, 8 batches an epoch. Epoch 1 (with the executor
+    # probe and the compile in it) and the whole-run summary both name the user's map.
+    pytest.importorskip("simplejpeg")
+    rng = np.random.default_rng(0)
+    records = [
+        hr.io.serialize_example(
+            {
+                "image": hr.image.encode_jpeg(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)),
+                "label": i % 10,
+            }
+        )
+        for i in range(2_000)
+    ]
+    hr.io.write_shards(records, str(tmp_path / "data" / "train"), num_shards=4)
+    (tmp_path / "example.py").write_text(readme_example())
+    done = subprocess.run(
+        [sys.executable, "-m", "headrace", "profile", "example.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=200,
+        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")),
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    reports = done.stdout.split("headrace pipeline report")[1:]
+    assert len(reports) == 4, done.stdout[-3000:]  # one per epoch, then the whole run
+    assert reports[0].startswith(": 8 elements"), reports[0]
+    assert reports[-1].startswith(" over 3 runs (epochs, each an iter(ds)): 24 elements"), reports[-1]
+    for report in (reports[0], reports[-1]):
+        assert "Bottleneck: map(decode at example.py:" in report, report
+    assert (tmp_path / "headrace-profile" / "pipeline1.html").exists()
+
+
 # A project as users lay it out: a helper module beside the script, data files named relative to
 # the folder they run from. Process workers start in "/", so without the parent's folder and import
 # path a stdin script cannot import its helper and relative names point elsewhere.

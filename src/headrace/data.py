@@ -32,3 +32,5 @@ __all__ = [
     "ThreadingOptions",
     "experimental",
 ]
+
+del annotations  # the __future__ import: not a tf.data name

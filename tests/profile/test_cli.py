@@ -78,3 +78,31 @@ def test_profile_reports_after_the_script_raises(tmp_path):
     assert "ValueError: boom in training" in child.stderr
     assert "headrace pipeline report" in child.stdout
     assert os.path.exists(tmp_path / "out" / "pipeline1.html")
+
+
+EPOCHS = """
+import headrace as hr
+
+ds = hr.Dataset.range(50).map(lambda x: x * 2, name="double").batch(5)
+for epoch in range(3):
+    it = iter(ds)
+    for _ in it:
+        pass
+"""
+
+
+def test_profile_reports_over_the_whole_run_not_the_first_epoch(tmp_path, capsys, monkeypatch):
+    script = tmp_path / "train.py"
+    script.write_text(EPOCHS)
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    assert main(["profile", "--out", str(tmp_path / "out"), str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "=== pipeline 1 of 1: the whole run (3 x iter()) ===" in out
+    assert "headrace pipeline report over 3 runs (epochs, each an iter(ds)): 30 elements in" in out
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines() if line.strip().startswith("map(")}
+    assert rows == {"map(double)": "150"}, out  # every epoch's calls count
+    trace = json.load(open(tmp_path / "out" / "pipeline1.trace.json"))
+    batches = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["name"].startswith("batch(")]
+    # each epoch: ten batches and the call that found the end, the epochs one after another
+    assert len(batches) == 33
+    assert [e["ts"] for e in batches] == sorted(e["ts"] for e in batches)

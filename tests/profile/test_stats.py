@@ -273,10 +273,11 @@ def test_gil_advice_from_cpu_time_needs_workers_that_were_busy():
     from headrace.profile.advice import gil_bound
     from headrace.profile.stats import StageStats
 
-    def stage(cpu, busy, utilisation):
+    def stage(cpu, busy, utilisation, delay=None, gil=None, produced=100):
         return StageStats(
-            0, "map(f)", "map", 0, [], 100, busy, parallelism=2, executor="thread",
-            cpu_seconds=cpu, utilisation=utilisation, calls_user_function=True,
+            0, "map(f)", "map", 0, [], produced, busy, parallelism=2, executor="thread",
+            cpu_seconds=cpu, utilisation=utilisation, calls_user_function=True, gil_held_fraction=gil,
+            extra={} if delay is None else {"run_delay_seconds": delay},
         )  # fmt: skip
 
     class FakeStats:
@@ -288,3 +289,46 @@ def test_gil_advice_from_cpu_time_needs_workers_that_were_busy():
     assert gil_bound(FakeStats(), stage(cpu=1.9, busy=2.0, utilisation=1.0)) is None
     # Idle workers (startup, a slow input, a short run): no verdict on the GIL from so little.
     assert gil_bound(FakeStats(), stage(cpu=0.1, busy=0.2, utilisation=0.1)) is None
+    assert gil_bound(FakeStats(), stage(cpu=1.0, busy=2.0, utilisation=1.0, produced=5)) is None
+
+
+def test_gil_advice_on_a_busy_machine_takes_out_the_wait_for_a_core():
+    """Injected measurements of a 2-core machine that other programs keep busy (issue 24: one
+    function measured 0-94% across runs there)."""
+    from headrace.profile.advice import _stage_advice, gil_bound
+    from headrace.profile.stats import StageStats
+
+    def stage(cpu, busy, delay, gil=None, utilisation=0.4, extra=None, executor="thread"):
+        return StageStats(
+            1, "map(f)", "map", 1, [], 400, busy, parallelism=2, executor=executor, cpu_seconds=cpu,
+            utilisation=utilisation, calls_user_function=True, gil_held_fraction=gil,
+            extra={"run_delay_seconds": delay, **(extra or {})},
+        )  # fmt: skip
+
+    class FakeStats:
+        elapsed_seconds = 2.0
+        steady_wait_fraction = 0.9
+        stages: list = []
+
+    # numpy that releases the GIL, each thread given 60% of a core. Without the delay this read as
+    # 1.2 cores on 2 threads, close to the GIL's signature.
+    assert gil_bound(FakeStats(), stage(cpu=1.2, busy=2.0, delay=0.8)) is None
+    assert gil_bound(FakeStats(), stage(cpu=1.0, busy=2.0, delay=0.0)) is not None
+    # Waiting for a core more than running: too busy to tell, and the advice says so.
+    assert gil_bound(FakeStats(), stage(cpu=0.4, busy=2.0, delay=1.6)) is None
+    advice = _stage_advice(FakeStats(), stage(cpu=0.4, busy=2.0, delay=1.6))
+    assert any("uncertain" in line and "waited for a core 1.6 s" in line for line in advice), advice
+    # Pure Python on threads, whatever the load: the holder's wait for a core is taken out, the
+    # other thread's wait for the GIL is not. Even when the probe measured a low share (0%).
+    for gil in (None, 0.0, 0.3):
+        found = gil_bound(FakeStats(), stage(cpu=0.5, busy=2.0, delay=0.5, gil=gil))
+        assert found is not None and "take turns" in found, gil
+    # Advice says so, stably: processes.
+    advice = _stage_advice(FakeStats(), stage(cpu=0.5, busy=2.0, delay=0.5, gil=0.0))
+    assert any("executor='process'" in line and "take turns" in line for line in advice), advice
+    # Measurements that disagreed and a CPU record that cannot tell: the advice says it is uncertain.
+    unsure = stage(cpu=1.2, busy=2.0, delay=0.8, gil=0.3, extra={"gil_range": (0.0, 0.94)})
+    advice = _stage_advice(FakeStats(), unsure)
+    assert any("uncertain" in line and "0-94%" in line and "executor='process'" in line for line in advice)
+    inline = stage(cpu=1.2, busy=2.0, delay=0.8, gil=0.3, extra={"gil_range": (0.0, 0.94)}, executor="inline")
+    assert any("uncertain" in line for line in _stage_advice(FakeStats(), inline))

@@ -53,3 +53,27 @@ def test_a_local_ray_started_by_connect_outlives_the_thread_that_started_it(tmp_
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=150, cwd=tmp_path
     )
     assert result.returncode == 0 and "answer 7" in result.stdout, result.stderr[-3000:]
+
+
+def test_no_address_starts_a_new_local_ray_or_joins_ray_address(monkeypatch):
+    # Plain ray.init() joins the cluster another program left on this machine (`ray start --head`),
+    # whose workers run that program's code in its folder (issue 24: the docs' `convert --ray` read
+    # another tree's files). No address: a new local Ray, unless $RAY_ADDRESS says where (a Ray job).
+    from headrace.ray import cluster
+
+    calls = []
+
+    class FakeRay:
+        def is_initialized(self):
+            return False
+
+        def init(self, **kwargs):
+            calls.append(kwargs.get("address"))
+
+    monkeypatch.setattr(cluster, "import_ray", FakeRay)
+    monkeypatch.setattr(cluster, "_probe", lambda address: None)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    cluster.connect()
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    cluster.connect()
+    assert calls == ["local", "10.0.0.5:6379"]

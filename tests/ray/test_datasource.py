@@ -97,7 +97,7 @@ def test_write_then_read_round_trip(cluster, tmp_path):
     ds = ray.data.from_items(
         [{"id": i, "name": f"n{i}", "x": np.array([i, 2 * i], np.float32)} for i in range(30)]
     )
-    write_tfrecords(ds.repartition(3), str(tmp_path / "out" / "part"))
+    write_tfrecords(ds, str(tmp_path / "out" / "part"), num_shards=3)
     back = read_tfrecords(
         str(tmp_path / "out" / "part-*.tfrecord"),
         {
@@ -133,13 +133,48 @@ def _read_ids(pattern: str, storage_options=None) -> list[int]:
     return [int(hr.io.parse_example(bytes(r), {"id": FixedLenFeature([], "int64")})["id"]) for r in records]
 
 
+def test_a_small_dataset_is_one_shard_however_many_blocks_it_has(cluster, tmp_path):
+    # Issue 24: 400 rows in 200 blocks were written as 200 shards of 2 records.
+    prefix = str(tmp_path / "part")
+    paths = write_tfrecords(_ids(400).repartition(200), prefix)
+    assert paths == [prefix + "-00000-of-00001.tfrecord"]
+    assert sorted(_read_ids(prefix + "-*")) == list(range(400))
+
+
+def test_shards_by_count_or_by_size(cluster, tmp_path):
+    counted = write_tfrecords(_ids(400).repartition(200), str(tmp_path / "four"), num_shards=4)
+    assert len(counted) == 4 and counted[3].endswith("four-00003-of-00004.tfrecord")
+    assert sorted(_read_ids(str(tmp_path / "four-*"))) == list(range(400))
+    # Shards of at least shard_bytes of rows (in memory), the last one with what is left.
+    blob = "x" * 1000
+    rows = ray.data.from_items([{"id": i, "name": blob} for i in range(60)]).repartition(30)
+    sized = write_tfrecords(rows, str(tmp_path / "sized"), shard_bytes=10_000)
+    assert 2 <= len(sized) <= 6, sized
+    sizes = sorted(os.path.getsize(p) for p in sized)
+    assert all(size >= 10_000 for size in sizes[1:]), sizes  # all but the smallest hold the target
+    assert sorted(_read_ids(str(tmp_path / "sized-*"))) == list(range(60))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"num_shards": 0}, "num_shards=0"),
+        ({"shard_bytes": -5}, "shard_bytes=-5"),
+        ({"num_shards": 2, "shard_bytes": 100}, "one of num_shards and shard_bytes"),
+    ],
+)
+def test_bad_shard_options_are_named(tmp_path, kwargs, match):
+    with pytest.raises(hr.InvalidArgumentError, match=match):
+        write_tfrecords(None, str(tmp_path / "part"), **kwargs)
+
+
 def _temporaries(directory) -> list[str]:
     return sorted(name for name in os.listdir(directory) if ".incomplete-" in name)
 
 
 def test_write_publishes_a_set_with_a_manifest_read_exactly_once(cluster, tmp_path):
     prefix = str(tmp_path / "out" / "part")
-    paths = write_tfrecords(_ids(40).repartition(4), prefix)
+    paths = write_tfrecords(_ids(40), prefix, num_shards=4)
     assert paths == [f"{prefix}-{k:05d}-of-00004.tfrecord" for k in range(4)]
     assert sorted(_read_ids(prefix + "-*")) == list(range(40))  # each record exactly once
     manifest = read_manifest(manifest_path(prefix))
@@ -154,10 +189,10 @@ def test_write_publishes_a_set_with_a_manifest_read_exactly_once(cluster, tmp_pa
 
 def test_a_failing_task_publishes_nothing_and_keeps_the_earlier_set(cluster, tmp_path):
     prefix = str(tmp_path / "part")
-    earlier = write_tfrecords(_ids(20).repartition(2), prefix)
+    earlier = write_tfrecords(_ids(20), prefix, num_shards=2)
     rows = [{"id": i, "name": None if i == 33 else f"n{i}"} for i in range(40)]  # None: not serialisable
     with pytest.raises(Exception, match="(?s)column 'name' holds 1 null.*write task"):
-        write_tfrecords(ray.data.from_items(rows).repartition(4), prefix)
+        write_tfrecords(ray.data.from_items(rows), prefix, num_shards=4)
     assert _temporaries(tmp_path) == []  # the failed run's temporaries are gone
     assert sorted(p.name for p in tmp_path.glob("part-*")) == [os.path.basename(p) for p in earlier]
     assert sorted(_read_ids(prefix + "-*")) == list(range(20))  # the earlier set, whole, and only it
@@ -166,7 +201,7 @@ def test_a_failing_task_publishes_nothing_and_keeps_the_earlier_set(cluster, tmp
 def test_a_first_write_that_fails_leaves_nothing_readable(cluster, tmp_path):
     rows = [{"id": i, "name": None if i == 5 else f"n{i}"} for i in range(40)]
     with pytest.raises(Exception, match="column 'name' holds 1 null"):
-        write_tfrecords(ray.data.from_items(rows).repartition(4), str(tmp_path / "part"))
+        write_tfrecords(ray.data.from_items(rows), str(tmp_path / "part"), num_shards=4)
     assert os.listdir(tmp_path) == []
     with pytest.raises(FileNotFoundError):
         read_tfrecords(str(tmp_path / "part-*"))
@@ -174,7 +209,7 @@ def test_a_first_write_that_fails_leaves_nothing_readable(cluster, tmp_path):
 
 def test_a_publication_cut_short_is_refused_by_every_reader(cluster, tmp_path, monkeypatch):
     prefix = str(tmp_path / "part")
-    earlier = write_tfrecords(_ids(10).repartition(1), prefix)
+    earlier = write_tfrecords(_ids(10), prefix, num_shards=1)
     published = []
 
     def fail_after_two(temporary, final, storage_options=None):  # the driver dies half-way
@@ -185,7 +220,7 @@ def test_a_publication_cut_short_is_refused_by_every_reader(cluster, tmp_path, m
 
     monkeypatch.setattr(datasource, "publish_file", fail_after_two)
     with pytest.raises(OSError, match="No space left"):
-        write_tfrecords(_ids(40).repartition(4), prefix)
+        write_tfrecords(_ids(40), prefix, num_shards=4)
     manifest = read_manifest(manifest_path(prefix))
     assert manifest["state"] == "publishing" and manifest["writer"]["abandoned"]
     assert _temporaries(tmp_path) == []
@@ -203,16 +238,16 @@ def test_a_publication_cut_short_is_refused_by_every_reader(cluster, tmp_path, m
     with pytest.raises(ShardSetError, match=incomplete):
         read_tfrecords(prefix + "-*")  # on the caller, before Ray runs
     monkeypatch.undo()
-    paths = write_tfrecords(_ids(6).repartition(3), prefix)  # a rerun takes the abandoned set over
+    paths = write_tfrecords(_ids(6), prefix, num_shards=3)  # a rerun takes the abandoned set over
     assert sorted(p.name for p in tmp_path.glob("part-*")) == [os.path.basename(p) for p in paths]
     assert sorted(_read_ids(prefix + "-*")) == list(range(6))
 
 
 def test_a_rerun_with_fewer_tasks_leaves_no_stale_shard_readable(cluster, tmp_path):
     prefix = str(tmp_path / "part")
-    first = write_tfrecords(_ids(40).repartition(4), prefix)
+    first = write_tfrecords(_ids(40), prefix, num_shards=4)
     kept = open(first[3], "rb").read()
-    second = write_tfrecords(_ids(10, start=100).repartition(2), prefix)
+    second = write_tfrecords(_ids(10, start=100), prefix, num_shards=2)
     assert sorted(str(p) for p in tmp_path.glob("part-*")) == second  # the 4 earlier shards are gone
     assert sorted(_read_ids(prefix + "-*")) == list(range(100, 110))
     stale = tmp_path / os.path.basename(first[3])
@@ -260,10 +295,10 @@ def test_tasks_are_published_in_task_order_and_leftovers_of_the_run_removed(tmp_
 
 def test_remote_prefix_publishes_the_same_set(cluster, tmp_path):
     prefix = f"local://{tmp_path}/remote/part"  # the remote code path; every Ray worker sees it
-    first = write_tfrecords(_ids(30).repartition(3), prefix, compression_type="GZIP")
+    first = write_tfrecords(_ids(30), prefix, compression_type="GZIP", num_shards=3)
     assert first == [f"{prefix}-{k:05d}-of-00003.tfrecord" for k in range(3)]
     assert read_manifest(manifest_path(prefix))["state"] == "complete"
-    second = write_tfrecords(_ids(8, start=50).repartition(2), prefix, compression_type="GZIP")
+    second = write_tfrecords(_ids(8, start=50), prefix, compression_type="GZIP", num_shards=2)
     listed = sorted(str(p) for p in (tmp_path / "remote").glob("part-*"))
     assert listed == [p.removeprefix("local://") for p in second]
     files = [f.decode() for f in hr.Dataset.list_files(prefix + "-*", shuffle=False).as_numpy_iterator()]
@@ -272,7 +307,7 @@ def test_remote_prefix_publishes_the_same_set(cluster, tmp_path):
     assert sorted(int(hr.io.parse_example(bytes(r), spec)["id"]) for r in records) == list(range(50, 58))
     rows = [{"id": i, "name": None if i == 2 else "x"} for i in range(8)]
     with pytest.raises(Exception, match="column 'name' holds 1 null"):
-        write_tfrecords(ray.data.from_items(rows).repartition(2), prefix, compression_type="GZIP")
+        write_tfrecords(ray.data.from_items(rows), prefix, compression_type="GZIP", num_shards=2)
     assert _temporaries(tmp_path / "remote") == []
     assert sorted(str(p) for p in (tmp_path / "remote").glob("part-*")) == listed
 
@@ -308,7 +343,7 @@ def test_a_worker_killed_mid_write_leaves_no_temporary_once_ray_retries(cluster,
 
     prefix = str(tmp_path / "out" / "part")
     ds = _ids(40).repartition(4).map_batches(die_once, batch_size=5)
-    paths = write_tfrecords(ds, prefix)
+    paths = write_tfrecords(ds, prefix, shard_bytes=1)  # a task per block: the map stays fused
     assert marker.exists() and len(paths) == 4
     assert sorted(_read_ids(prefix + "-*")) == list(range(40))
     assert _temporaries(tmp_path / "out") == []  # the killed attempt's temporary went with the run
@@ -322,15 +357,15 @@ def test_s3_prefix_publishes_the_same_set(cluster):
     server, endpoint = _start_server()  # on 127.0.0.1: the Ray workers reach it too
     try:
         prefix, options = f"s3://{_make_bucket(endpoint)}/out/part", _server_options(endpoint)
-        write_tfrecords(_ids(30).repartition(3), prefix, storage_options=options)
-        paths = write_tfrecords(_ids(8, start=50).repartition(2), prefix, storage_options=options)
+        write_tfrecords(_ids(30), prefix, storage_options=options, num_shards=3)
+        paths = write_tfrecords(_ids(8, start=50), prefix, storage_options=options, num_shards=2)
         assert paths == [f"{prefix}-{k:05d}-of-00002.tfrecord" for k in range(2)]
         assert sorted(hr.io.fs.glob(prefix + "-*", options)) == paths  # no stale shard, no temporary
         assert read_manifest(manifest_path(prefix), options)["state"] == "complete"
         assert sorted(_read_ids(prefix + "-*", options)) == list(range(50, 58))
         rows = [{"id": i, "name": None if i == 2 else "x"} for i in range(8)]
         with pytest.raises(Exception, match="column 'name' holds 1 null"):
-            write_tfrecords(ray.data.from_items(rows).repartition(2), prefix, storage_options=options)
+            write_tfrecords(ray.data.from_items(rows), prefix, storage_options=options, num_shards=2)
         assert sorted(hr.io.fs.glob(prefix + "*", options)) == paths  # the failed run left nothing
     finally:
         server.stop()
@@ -349,7 +384,7 @@ def publish_then_die(temporary, final, storage_options=None):
 publish_then_die.__wrapped__ = datasource.publish_file
 datasource.publish_file = publish_then_die
 ray.init(address=sys.argv[1], log_to_driver=False)
-datasource.write_tfrecords(ray.data.range(40).repartition(4), sys.argv[2])
+datasource.write_tfrecords(ray.data.range(40), sys.argv[2], num_shards=4)
 """
 
 
@@ -371,7 +406,7 @@ def test_a_driver_killed_while_publishing_is_refused_then_taken_over(cluster, tm
     deadline = time.monotonic() + 60  # Ray ends the dead driver's workers (the temporaries' writers)
     while not all(temporary_writer_is_dead(path) for path in left) and time.monotonic() < deadline:
         time.sleep(0.2)
-    paths = write_tfrecords(_ids(6).repartition(3), prefix)  # the rerun reclaims them, takes the set over
+    paths = write_tfrecords(_ids(6), prefix, num_shards=3)  # the rerun reclaims them, takes the set over
     assert sorted(str(p) for p in tmp_path.glob("part-*")) == paths
     assert sorted(_read_ids(prefix + "-*")) == list(range(6))
 
@@ -381,7 +416,7 @@ def test_shards_named_as_earlier_versions_named_them_are_warned_of(cluster, tmp_
     legacy.write_bytes(b"")
     (tmp_path / "part-1.tfrecord").write_bytes(b"")  # not that form: not named
     with pytest.warns(hr.io.ShardSetWarning, match=f"(?s)1 file.*{legacy}.*delete them") as caught:
-        write_tfrecords(_ids(4).repartition(1), str(tmp_path / "part"))
+        write_tfrecords(_ids(4), str(tmp_path / "part"), num_shards=1)
     assert "part-1.tfrecord" not in str(caught[0].message)
     assert legacy.exists()  # not ours to delete: no manifest says headrace wrote it
 

@@ -15,6 +15,8 @@ INPUT_BOUND_WAIT = 0.10
 CHEAP_CALL_SECONDS = 30e-6
 #: a stage with workers busy at least this share of their capacity is judged by how they work
 MOSTLY_BUSY = 0.5
+#: worker threads that waited for a core more than this share of their busy time: too busy to judge
+BUSY_MACHINE = 0.5
 #: a shuffle buffer above this many bytes is worth shrinking
 LARGE_BUFFER_BYTES = 256 * 2**20
 
@@ -48,30 +50,62 @@ def _upstream(stats: Stats, stage: StageStats) -> list[StageStats]:
 
 def gil_bound(stats: Stats, stage: StageStats) -> str | None:
     """Why threads cannot run ``stage`` in parallel, or None: the GIL share measured when the
-    executor was chosen, else the thread workers' CPU time (under the GIL they use about one core
-    together, however many there are; work waiting on I/O uses little CPU per busy second)."""
+    executor was chosen, else (or when that share was low) the thread workers' CPU time: under the
+    GIL they use about one core together, however many there are. Time the workers sat waiting for a
+    core that another program had (``run_delay_seconds``, from /proc) is taken out first, so a busy
+    machine is not mistaken for the GIL; work waiting on I/O uses little CPU per busy second."""
     if stage.executor != "thread" or stage.parallelism < 2:
         return None
-    if stage.gil_held_fraction is not None:
-        if stage.gil_held_fraction > 0.5:
-            return f"holds the GIL {100 * stage.gil_held_fraction:.0f}% of each call"
-        return None
+    if stage.gil_held_fraction is not None and stage.gil_held_fraction > 0.5:
+        return f"holds the GIL {100 * stage.gil_held_fraction:.0f}% of each call"
     if not stage.cpu_seconds or not stage.busy_seconds or stats.elapsed_seconds <= 0:
         return None
-    if stage.utilisation < MOSTLY_BUSY:
-        # Its workers sat idle (startup, a slow input): taking turns is not what keeps the consumer
-        # waiting, and a short run says little about the GIL (the README example's 5 batches were
-        # told to use processes).
+    if stage.produced < 4 * stage.parallelism:
+        return None  # too few calls to tell the GIL from startup (the README's 5 batches once were)
+    delay = stage.extra.get("run_delay_seconds")
+    if delay is None and stage.utilisation < MOSTLY_BUSY:
+        # Idle workers, and no /proc to tell a busy machine from the GIL: a call that got half a
+        # core looks like one that waited half its time for the GIL. No verdict from so little.
         return None
-    # Cores used while the workers were busy: threads that take turns under the GIL use about one
-    # together, however many there are (dividing by the whole run's time counted idle time too).
-    cores_used = stage.cpu_seconds * stage.parallelism / stage.busy_seconds
-    cpu_share = stage.cpu_seconds / stage.busy_seconds
+    delay = delay or 0.0
+    if delay > BUSY_MACHINE * stage.busy_seconds:
+        return None  # mostly waiting for a core: the CPU time cannot tell (see uncertain_gil)
+    running = stage.busy_seconds - delay
+    # Cores used while the workers were busy and had a core: threads that take turns under the GIL
+    # use about one together, however many there are.
+    cores_used = stage.cpu_seconds * stage.parallelism / running
+    cpu_share = stage.cpu_seconds / running
     if cores_used < 1.2 and cpu_share >= 0.2 and (os.cpu_count() or 1) > 1:
         return (
             f"uses only {cores_used:.1f} cores on {stage.parallelism} threads while the consumer waits, "
             "so the calls hold the GIL and take turns"
         )
+    return None
+
+
+def uncertain_gil(stage: StageStats) -> str | None:
+    """Advice for a stage on threads (or inline) whose GIL share could not be told, or None: the
+    probe's pairs disagreed, or its workers waited for a core more than they ran (a busy machine:
+    a thread waiting for the GIL then waits for a core too, so neither measurement can tell)."""
+    if stage.executor not in ("thread", "inline") or not stage.calls_user_function:
+        return None
+    try_processes = "If the function is mostly pure Python, pass executor='process' and compare."
+    spread = stage.extra.get("gil_range")
+    if spread:
+        low, high = spread
+        return (
+            f"Whether {stage.name} holds the GIL is uncertain: the measurements disagreed ({100 * low:.0f}-"
+            f"{100 * high:.0f}% of a call; the machine was busy), so {stage.executor} was kept. "
+            + try_processes
+        )
+    delay = stage.extra.get("run_delay_seconds")
+    if stage.executor == "thread" and stage.parallelism >= 2 and delay and stage.busy_seconds:
+        if delay > BUSY_MACHINE * stage.busy_seconds and (stage.gil_held_fraction or 0.0) <= 0.5:
+            return (
+                f"Whether {stage.name} holds the GIL is uncertain: its threads waited for a core "
+                f"{delay:.1f} s (other programs kept the cores busy), more than half their "
+                f"{stage.busy_seconds:.1f} s in the function. " + try_processes
+            )
     return None
 
 
@@ -85,8 +119,11 @@ def _stage_advice(stats: Stats, stage: StageStats) -> list[str]:
     downstream_ops = [s.op for s in _downstream(stats, stage)]
     if stage.calls_user_function:
         gil = gil_bound(stats, stage)
+        uncertain = uncertain_gil(stage)
         if gil is not None:
             advice.append(f"{stage.name} {gil}: pass executor='process' to run it in worker processes.")
+        elif uncertain is not None:
+            advice.append(uncertain)
         elif stage.parallelism <= 1 and "tuned" not in stage.extra:
             # an AUTOTUNE stage the tuner kept at one worker has its reason under "Autotuned"
             advice.append(

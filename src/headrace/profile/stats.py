@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import warnings
@@ -14,7 +15,7 @@ from .export import html_page, trace_events
 from .record import current_log
 from .tensorboard import write_tensorboard
 from .text import render_report
-from .timeline import Timeline
+from .timeline import Sample, Timeline
 
 
 @dataclass
@@ -63,6 +64,7 @@ _KNOWN = {
     "reorders",
     "reads_input",
     "gil_held_fraction",
+    "first_task_seconds",
     "name",
     "op",
     "produced",
@@ -109,6 +111,18 @@ def _one_time_seconds(counters: StageCounters) -> float:
     return max(0.0, first - steady * max(first_produced, 1))
 
 
+def _first_task_excess(counters: dict, busy: float) -> float:
+    """A parallel map's first call of its function (made by the executor probe) beyond what a later
+    call cost: compiling, loading, first use. Kept out of its per-element figures, as an inline
+    stage's first call is."""
+    first = float(counters.get("first_task_seconds") or 0.0)
+    produced = int(counters.get("produced", 0))
+    if first < _ONE_TIME_MIN_SECONDS or produced < 2:
+        return 0.0
+    steady = max(0.0, busy - first) / (produced - 1)
+    return max(0.0, min(first - steady, busy))
+
+
 class Stats:
     """Counters of a running or finished iterator.
 
@@ -132,6 +146,8 @@ class Stats:
         self.first_element_seconds = (first - iterator.created_ns) / 1e9 if first else None
         self.timeline = timeline if timeline is not None else Timeline()
         self.pipeline = iterator.node.signature()
+        #: how many runs (``iter(ds)``) these figures cover: more than one after :meth:`combine`
+        self.epochs = 1
         self.stages: list[StageStats] = []
         index_of: dict[int, int] = {}
         walk = [(iterator.root, 0)]
@@ -145,7 +161,7 @@ class Stats:
             counters = it.counters()
             busy = busy_seconds(counters)
             inline = "busy_seconds" not in counters and counters.get("executor", "inline") == "inline"
-            one_time = _one_time_seconds(counters) if inline else 0.0
+            one_time = _one_time_seconds(counters) if inline else _first_task_excess(counters, busy)
             stage = StageStats(
                 index=index,
                 name=counters.get("name", it.name),
@@ -204,6 +220,93 @@ class Stats:
             for stage in self.stages:
                 if stage.name == name:
                     stage.extra["tuned"] = text
+
+    @classmethod
+    def combine(cls, parts: list[Stats]) -> Stats:
+        """One report over several runs of the same pipeline (the epochs of a training run, each an
+        ``iter(ds)``), as if they had run back to back: counts, busy, CPU and wait times add up, the
+        elapsed time is the sum of the runs' own (time between epochs is not the pipeline's),
+        startup is the first run's, and the timeline and slices follow one another. Runs whose
+        stages differ from the last one's are left out.
+
+        >>> import headrace as hr
+        >>> ds = hr.Dataset.range(100).map(lambda x: x * 2).batch(10)
+        >>> runs = []
+        >>> for epoch in range(3):
+        ...     it = iter(ds)
+        ...     _ = list(it)
+        ...     runs.append(it.stats())
+        >>> whole = hr.profile.Stats.combine(runs)
+        >>> whole.produced, whole.epochs, whole.stage("map").produced
+        (30, 3, 300)
+        """
+        if not parts:
+            raise ValueError("Stats.combine: no runs to combine")
+        last = parts[-1]
+        names = [s.name for s in last.stages]
+        parts = [p for p in parts if [s.name for s in p.stages] == names]
+        whole = copy.copy(last)
+        whole.epochs = len(parts)
+        whole.produced = sum(p.produced for p in parts)
+        whole.elapsed_seconds = sum(p.elapsed_seconds for p in parts)
+        whole.startup_seconds = parts[0].startup_seconds
+        whole.first_element_seconds = parts[0].first_element_seconds
+        whole.consumer_wait_seconds = sum(p.consumer_wait_seconds for p in parts)
+        whole._diagnosis = None
+        whole.stages = []
+        for index, stage in enumerate(last.stages):
+            runs = [p.stages[index] for p in parts]
+            merged = copy.copy(stage)
+            merged.extra = dict(stage.extra)
+            delays = [r.extra.get("run_delay_seconds") for r in runs]
+            if all(d is not None for d in delays):  # each run's own workers: the run's total
+                merged.extra["run_delay_seconds"] = sum(delays)
+            merged.produced = sum(r.produced for r in runs)
+            merged.busy_seconds = sum(r.busy_seconds for r in runs)
+            merged.one_time_seconds = sum(r.one_time_seconds for r in runs)
+            merged.input_wait_seconds = sum(r.input_wait_seconds for r in runs)
+            cpu = [r.cpu_seconds for r in runs if r.cpu_seconds is not None]
+            merged.cpu_seconds = sum(cpu) if cpu else None
+            for name in (
+                "gil_held_fraction",
+                "bytes_in_per_element",
+                "bytes_out_per_element",
+                "buffer_bytes",
+            ):
+                known = [getattr(r, name) for r in runs if getattr(r, name) is not None]
+                setattr(merged, name, known[-1] if known else None)
+            capacity = sum(max(p.elapsed_seconds, 1e-9) * r.parallelism for p, r in zip(parts, runs))
+            merged.utilisation = min(1.0, merged.busy_seconds / capacity)
+            whole.stages.append(merged)
+        whole.timeline = Timeline()
+        whole.slices = []
+        offset, produced, waited = 0.0, 0, 0.0
+        busy_so_far = [0.0] * len(names)
+        made_so_far = [0] * len(names)
+        for part in parts:
+            for sample in part.timeline.samples:
+                stages = [
+                    (made_so_far[i] + t[0], busy_so_far[i] + t[1], *t[2:]) if i < len(names) else t
+                    for i, t in enumerate(sample.stages)
+                ]
+                whole.timeline.add(
+                    Sample(
+                        offset + sample.seconds,
+                        produced + sample.produced,
+                        waited + sample.wait_seconds,
+                        stages,
+                    )
+                )
+            whole.slices.extend(
+                piece._replace(start=piece.start + offset, end=piece.end + offset) for piece in part.slices
+            )
+            for i, stage in enumerate(part.stages):  # the run's totals: its last sample may be older
+                made_so_far[i] += stage.produced
+                busy_so_far[i] += stage.busy_seconds + stage.one_time_seconds
+            offset += part.elapsed_seconds
+            produced += part.produced
+            waited += part.consumer_wait_seconds
+        return whole
 
     def tuned_config(self) -> dict:
         """The values the autotuner chose, to freeze them: ``options.autotune.tuned_config = config``."""

@@ -63,10 +63,15 @@ def stage_table(stats: Stats) -> list[str]:
     ]
 
 
+def _runs(stats: Stats) -> str:
+    epochs = getattr(stats, "epochs", 1)
+    return f" over {epochs} runs (epochs, each an iter(ds))" if epochs > 1 else ""
+
+
 def render_report(stats: Stats) -> str:
     diagnosis = stats.diagnosis
     lines = [
-        f"headrace pipeline report: {stats.produced:,} elements in {stats.elapsed_seconds:.2f} s "
+        f"headrace pipeline report{_runs(stats)}: {stats.produced:,} elements in {stats.elapsed_seconds:.2f} s "
         f"({stats.elements_per_second:,.0f} elements/s to the consumer)",
         diagnosis.summary,
     ]

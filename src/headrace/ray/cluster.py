@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import os
 from typing import Any
 
 from ..core.errors import InvalidArgumentError
@@ -40,20 +41,25 @@ def _probe(address: str) -> None:
 
 
 def connect(address: str | None = None) -> Any:
-    """The ``ray`` module, initialised: joined to the cluster at ``address``, or a local instance
-    (``ray.init()``) when ``address`` is None. An unreachable address raises ConnectionError within
-    about 10 s. Already initialised: left as it is.
+    """The ``ray`` module, initialised: joined to the cluster at ``address``, or, when ``address`` is
+    None, to ``$RAY_ADDRESS`` if set (as inside a Ray job), else a new local instance. Never one
+    that another program started on this machine: plain ``ray.init()`` joins the last cluster
+    ``ray start`` left there, whose workers run that program's code in its folder (a relative path
+    then names another file). An unreachable address raises ConnectionError within about 10 s.
+    Already initialised: left as it is.
 
     >>> ray = connect()  # doctest: +SKIP
     """
     ray = import_ray()
     if ray.is_initialized():
         return ray
+    if address is None and os.environ.get("RAY_ADDRESS"):
+        address = os.environ["RAY_ADDRESS"]
     if address is None:
         # A local start runs here, not on the pool's thread: Ray asks the kernel to kill the processes
         # it starts (GCS, raylet) when their parent *thread* exits, so a cluster started on a pool
         # thread died with it, and the driver aborted 60 s later ("Failed to connect to GCS").
-        ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
+        ray.init(address="local", ignore_reinit_error=True, log_to_driver=False, include_dashboard=False)
         return ray
     _probe(address)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:

@@ -331,7 +331,15 @@ class TFRecordDatasink:
     set (:func:`publish_task_shards`) and ``on_write_failed`` removes them."""
 
     @staticmethod
-    def create(prefix: str, compression: str | None, storage_options: dict | None, suffix: str) -> Any:
+    def create(
+        prefix: str,
+        compression: str | None,
+        storage_options: dict | None,
+        suffix: str,
+        min_bytes: int | None = None,
+    ) -> Any:
+        """``min_bytes``: Ray gathers blocks until a write task holds at least this many bytes (in
+        memory), so each shard holds that much or all that is left; None: one task per block."""
         from ray.data import Datasink  # noqa: PLC0415
 
         run = secrets.token_hex(4)
@@ -341,6 +349,10 @@ class TFRecordDatasink:
 
             def get_name(self) -> str:
                 return "headrace.TFRecord"
+
+            @property
+            def min_bytes_per_write(self) -> int | None:
+                return min_bytes
 
             def write(self, blocks, ctx) -> dict:
                 return write_task_shard(
@@ -358,17 +370,41 @@ class TFRecordDatasink:
         return _Sink()
 
 
+#: the default target size of a shard written by :func:`write_tfrecords` (bytes of rows in memory):
+#: shards of about 100-200 MB, as TFRecord guides advise, or one shard for less
+SHARD_BYTES = 100 * 10**6
+
+
+def _min_bytes_per_write_supported() -> bool:
+    from ray.data import Datasink  # noqa: PLC0415
+
+    return hasattr(Datasink, "min_bytes_per_write")
+
+
+def _shards_for(dataset: Any, shard_bytes: int) -> Any:
+    """``dataset`` repartitioned into shards of about ``shard_bytes`` (a Ray without write bundling
+    by size: the dataset's size is computed first)."""
+    size = int(dataset.size_bytes() or 0)
+    return dataset.repartition(max(1, -(-size // shard_bytes)))
+
+
 def write_tfrecords(
     dataset: Any,
     prefix: Any,
     *,
+    num_shards: int | None = None,
+    shard_bytes: int | None = None,
     compression_type: str | None = None,
     storage_options: dict | None = None,
 ) -> list[str]:
     """Write a ``ray.data.Dataset`` as a shard set of TFRecord files of tf.train.Example (one feature
-    per column; a single ``"record"`` column is written as raw records), one shard per write task:
-    ``{prefix}-00000-of-00004.tfrecord``, ... Numbers become int64/float lists, strings and bytes
-    bytes lists. Returns the shard paths.
+    per column; a single ``"record"`` column is written as raw records): ``{prefix}-00000-of-00004.tfrecord``,
+    ... Numbers become int64/float lists, strings and bytes bytes lists. Returns the shard paths.
+
+    Shards: ``num_shards`` exactly (the dataset is repartitioned), else shards of at least
+    ``shard_bytes`` of rows each (default :data:`SHARD_BYTES`, 100 MB: shards of about 100-200 MB,
+    the last one smaller), so a dataset smaller than that is one shard, however many blocks Ray
+    made of it. Give one of the two.
 
     Published as ``write_shards`` publishes (see docs/reliability.md): tasks write temporaries, and
     only when all of them succeeded does the driver rename them under ``.prefix.manifest.json``,
@@ -379,17 +415,39 @@ def write_tfrecords(
     Files named as earlier versions named these shards (``{prefix}-00000.tfrecord``) belong to no
     set: a glob over the prefix would read them too, so a ``ShardSetWarning`` names them.
 
-    >>> write_tfrecords(ray.data.range(10).repartition(2), "/tmp/out/part")  # doctest: +SKIP
+    >>> write_tfrecords(ray.data.range(10), "/tmp/out/part", num_shards=2)  # doctest: +SKIP
     ['/tmp/out/part-00000-of-00002.tfrecord', '/tmp/out/part-00001-of-00002.tfrecord']
+    >>> write_tfrecords(ray.data.range(400).repartition(200), "/tmp/out/all")  # doctest: +SKIP
+    ['/tmp/out/all-00000-of-00001.tfrecord']
     """
     prefix = as_path(prefix, "prefix")
+    for name, value in (("num_shards", num_shards), ("shard_bytes", shard_bytes)):
+        check(
+            value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1),
+            f"{TOOL}: {name}",
+            value,
+            "a positive int, or None",
+        )
+    check(
+        num_shards is None or shard_bytes is None,
+        f"{TOOL}: num_shards",
+        num_shards,
+        f"one of num_shards and shard_bytes (got both: shard_bytes={shard_bytes})",
+    )
     storage_options = check_storage_options(storage_options, TOOL)
     compression = normalize_compression(compression_type)
     # Before Ray runs, on the caller (as write_shards): reclaim dead writers' temporaries and refuse a
     # live writer of the prefix, rather than have every task write for the publication to refuse.
     reclaim_set_temporaries(prefix, storage_options, tool=TOOL)
     refuse_a_live_writer(prefix, TOOL, storage_options)
-    sink = TFRecordDatasink.create(prefix, compression, storage_options, ".tfrecord")
+    min_bytes = None
+    if num_shards is not None:
+        dataset = dataset.repartition(num_shards)  # one block, so one write task, per shard
+    elif _min_bytes_per_write_supported():
+        min_bytes = shard_bytes or SHARD_BYTES  # streams: Ray gathers blocks up to the size
+    else:
+        dataset = _shards_for(dataset, shard_bytes or SHARD_BYTES)
+    sink = TFRecordDatasink.create(prefix, compression, storage_options, ".tfrecord", min_bytes)
     dataset.write_datasink(sink)
     _warn_of_unversioned_shards(prefix, ".tfrecord", storage_options)
     return list(sink.paths or [])

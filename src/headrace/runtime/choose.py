@@ -66,6 +66,10 @@ BACKGROUND_SECONDS = 0.003  # before each solo call: how busy unrelated native t
 SOLO_CALLS = 2  # the first call often pays one-time costs (imports, kernels loading): the faster counts
 PAIRS = 3  # the probe is repeated; the median pair counts, so one disturbed pair cannot decide
 PROBE_ELEMENTS = SOLO_CALLS + 2 * PAIRS
+#: pairs whose GIL shares spread over more than this disagree (a busy machine): more are measured,
+#: up to MAX_PAIRS, and if they still disagree (an outlier left out) the choice says it is uncertain
+DISAGREE = 0.5
+MAX_PAIRS = 7
 OWN_THREADS = 0.3  # other threads of the process burn this much CPU per CPU of a call: it has its own
 
 _SCHEDSTAT = "/proc/thread-self/schedstat"
@@ -86,7 +90,13 @@ class Choice:
     # stage's work so that a short first epoch's report does not miss them.
     probe_busy_seconds: float = 0.0
     probe_cpu_seconds: float = 0.0
+    #: the wall time of the probe's first call: compile and first-use costs land there, and the
+    #: report keeps them apart from the per-element figures (one-time costs)
+    first_call_seconds: float = 0.0
     tried: bool = False  # True once a running stage tried it against inline (parallel_map's trial)
+    # The least and greatest GIL share over the pairs, when they disagreed even after more pairs
+    # (a busy machine): the median decided, and the report says the measurement is uncertain.
+    gil_range: tuple[float, float] | None = None
 
 
 class Measured(TypedDict):
@@ -134,13 +144,13 @@ class Timing:
         return max(0, self.wall_ns - self.cpu_ns - self.delay_ns)
 
 
-def _run_delay_ns(tid: int | None = None) -> int:
-    """Nanoseconds the thread (this one, or native id ``tid`` of this process) spent runnable without
-    a core."""
+def _run_delay_ns(native_id: int | None = None) -> int:
+    """Time this thread (or thread ``native_id`` of this process) sat runnable waiting for a core."""
     if not _has_schedstat:
         return 0
+    path = _SCHEDSTAT if native_id is None else f"/proc/self/task/{native_id}/schedstat"
     try:
-        with open(_SCHEDSTAT if tid is None else f"/proc/self/task/{tid}/schedstat", "rb") as f:
+        with open(path, "rb") as f:
             return int(f.read().split()[1])
     except (OSError, IndexError, ValueError):
         return 0
@@ -150,9 +160,15 @@ def _clocks() -> tuple[int, int, int]:
     return perf_ns(), thread_time_ns(), _run_delay_ns()
 
 
-def _since(start: tuple[int, int, int], wall_from: int | None = None) -> Timing:
+def _since(
+    start: tuple[int, int, int], wall_from: int | None = None, delay_from: int | None = None
+) -> Timing:
     wall, cpu, delay = _clocks()
-    return Timing(wall - (start[0] if wall_from is None else wall_from), cpu - start[1], delay - start[2])
+    return Timing(
+        wall - (start[0] if wall_from is None else wall_from),
+        cpu - start[1],
+        delay - (start[2] if delay_from is None else delay_from),
+    )
 
 
 def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
@@ -220,32 +236,32 @@ def _solo(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing, int | None
 
 
 def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
-    """``first`` in a helper thread and ``second`` here, released together. Each thread's wall time
-    and wait for a core count from the release (read for both threads by the barrier's action): a
-    call waiting for the GIL cannot start its own clock until it has it, and time spent waiting for a
-    core before the release (threads starting on a busy machine) is not part of the pair."""
-    released: dict[int, tuple[int, int]] = {}
-    threads: list[int] = []
+    """``first`` in a helper thread and ``second`` here, released together. Each thread reads its
+    clocks before the release and measures its wall time from the release: a call waiting for the GIL
+    cannot start its own clock until it has it. The time each thread waited for a core is read for
+    both at the release too (from /proc): counted from before the barrier, a busy machine's wait to
+    reach it made the run-queue delay exceed the wall time, and hid the GIL (0% for pure Python)."""
+    stamps: list[int] = []
+    delays: dict[int, int] = {}
+    ids: list[int] = []
+    box: list = []
 
-    def at_release() -> None:
-        now = perf_ns()
-        for tid in threads:
-            released[tid] = (now, _run_delay_ns(tid))
+    def release() -> None:
+        stamps.append(perf_ns())
+        for native_id in ids:
+            delays[native_id] = _run_delay_ns(native_id)
 
-    together = threading.Barrier(2, action=at_release)
+    together = threading.Barrier(2, action=release)
 
     def timed(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing]:
-        tid = threading.get_native_id()
-        threads.append(tid)
+        me = threading.get_native_id()
+        ids.append(me)
         start = _clocks()
         together.wait()
         outcome = _run(call)
-        timing = _since(start)
-        wall_from, delay_from = released[tid]
-        return outcome, Timing(perf_ns() - wall_from, timing.cpu_ns, _run_delay_ns() - delay_from)
+        return outcome, _since(start, wall_from=stamps[0], delay_from=delays.get(me))
 
     helper = threading.Thread(target=lambda: box.append(timed(first)), name="headrace executor probe")
-    box: list = []
     helper.start()
     here = timed(second)
     helper.join()
@@ -255,25 +271,12 @@ def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tup
 def gil_fraction(solo_blocked_ns: int, pair: list[Timing]) -> float | None:
     """Share of a call holding the GIL, from a pair run at once: the longest extra block of one call
     over the other call's CPU time (a call can wait for the GIL at most while the other computes)."""
-    bounds = gil_bounds(solo_blocked_ns, pair)
-    return None if bounds is None else bounds[1]
-
-
-def gil_bounds(solo_blocked_ns: int, pair: list[Timing]) -> tuple[float, float] | None:
-    """The share of a call holding the GIL, as (low, high): on a quiet machine both are the share of
-    :func:`gil_fraction`. On a busy one the other call may wait for a core while it holds the GIL, and
-    the waiter waits meanwhile, or while it does not: the low bound takes the block over the other's
-    CPU time plus its time without a core, the high one over its CPU time alone."""
     (a, b) = pair
-    lows, highs = [], []
+    shares = []
     for waiter, other in ((a, b), (b, a)):
         if other.cpu_ns > 0:
-            extra = waiter.blocked_ns - solo_blocked_ns
-            lows.append(extra / (other.cpu_ns + other.delay_ns))
-            highs.append(extra / other.cpu_ns)
-    if not highs:
-        return None
-    return min(1.0, max(0.0, max(lows))), min(1.0, max(0.0, max(highs)))
+            shares.append((waiter.blocked_ns - solo_blocked_ns) / other.cpu_ns)
+    return min(1.0, max(0.0, max(shares))) if shares else None
 
 
 def probe(
@@ -282,25 +285,34 @@ def probe(
     workers: int,
     cpus: int,
     inputs: Sequence[Any] = (),
+    more: Callable[[int], Sequence[Callable[[], Any]]] | None = None,
 ) -> tuple[Choice, list[tuple[bool, Any]]]:
     """Measure ``calls`` (up to :data:`PROBE_ELEMENTS` thunks computing real elements, in order) and
     decide; returns the choice and the outcomes ``(ok, value)`` of the calls made (a prefix of
-    ``calls``). ``inputs``: the first call's input element, to measure what moving it costs. The
-    choice carries the time the calls took (``probe_busy_seconds``, ``probe_cpu_seconds``)."""
+    ``calls`` and of what ``more`` gave). ``inputs``: the first call's input element, to measure
+    what moving it costs. ``more(n)``: up to ``n`` further thunks (the next elements), asked for when
+    the pairs disagree. The choice carries the time the calls took (``probe_busy_seconds``,
+    ``probe_cpu_seconds``)."""
     timings: list[Timing] = []
-    choice, outcomes = _probe(fn, calls, workers, cpus, inputs, timings)
+    calls = list(calls)
+    choice, outcomes = _probe(fn, calls, workers, cpus, inputs, timings, more)
     busy = sum(t.wall_ns for t in timings) / 1e9
     cpu = sum(t.cpu_ns for t in timings) / 1e9
-    return dataclasses.replace(choice, probe_busy_seconds=busy, probe_cpu_seconds=cpu), outcomes
+    first = timings[0].wall_ns / 1e9 if timings else 0.0
+    return (
+        dataclasses.replace(choice, probe_busy_seconds=busy, probe_cpu_seconds=cpu, first_call_seconds=first),
+        outcomes,
+    )
 
 
 def _probe(
     fn: Callable,
-    calls: Sequence[Callable[[], Any]],
+    calls: list[Callable[[], Any]],
     workers: int,
     cpus: int,
     inputs: Sequence[Any],
     timings: list[Timing],
+    more: Callable[[int], Sequence[Callable[[], Any]]] | None = None,
 ) -> tuple[Choice, list[tuple[bool, Any]]]:
     outcomes: list[tuple[bool, Any]] = []
     if workers < 2 or cpus < 2 or not calls:
@@ -332,39 +344,50 @@ def _probe(
     fractions: list[float] = []
     if cpu >= MIN_PROCESS_CALL_SECONDS or cpu >= wall / 2:  # else it mostly waits: threads, no pair needed
         solo_blocked = min(t.blocked_ns for t in solo)
-        for index in range(SOLO_CALLS, len(calls) - 1, 2):
+        index = SOLO_CALLS
+        while True:
+            if index + 1 >= len(calls):
+                wanted = index + 2 - len(calls)
+                if more is None or not _disagree(fractions):
+                    break
+                calls.extend(more(wanted))
+                if index + 1 >= len(calls):
+                    break
             results = _pair(calls[index], calls[index + 1])
+            index += 2
             outcomes.extend(outcome for outcome, _ in results)
             timings.extend(timing for _, timing in results)
             if not all(outcome[0] for outcome, _ in results):
                 return decide(workers, cpus, failed=True), outcomes
-            bounds = gil_bounds(solo_blocked, [timing for _, timing in results])
-            if bounds is not None:
-                fractions.append(bounds)
-            if len(fractions) == PAIRS:
+            fraction = gil_fraction(solo_blocked, [timing for _, timing in results])
+            if fraction is not None:
+                fractions.append(fraction)
+            if len(fractions) >= MAX_PAIRS or (len(fractions) >= PAIRS and not _disagree(fractions)):
                 break
-    if not fractions:
-        return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall), outcomes
-    low, high = (sorted(bound[i] for bound in fractions)[len(fractions) // 2] for i in (0, 1))
-    move = transport_seconds([*inputs[:1], outcomes[0][1]])
-    at = {
-        gil: decide(
-            workers, cpus, cpu_seconds=cpu, wall_seconds=wall, gil=gil, transport=move, pairs=len(fractions)
-        )
-        for gil in (low, high)
-    }
-    if at[low].kind == at[high].kind:
-        return at[high], outcomes
-    # A busy machine blurred the measurement across the rule's line: say so, and measure again.
-    return Choice(
-        "thread",
-        f"the machine was too busy to measure how much map_func holds the GIL (between {100 * low:.0f}% and "
-        f"{100 * high:.0f}% of a call over {len(fractions)} pairs; {at[low].kind} at one end, "
-        f"{at[high].kind} at the other): threads for now, measured again on the next iteration",
+    measured = sorted(fractions)[len(fractions) // 2] if len(fractions) >= PAIRS else None
+    spread = (min(fractions), max(fractions)) if measured is not None and _disagree(fractions) else None
+    move = transport_seconds([*inputs[:1], outcomes[0][1]]) if measured is not None else None
+    choice = decide(
+        workers,
+        cpus,
         cpu_seconds=cpu,
         wall_seconds=wall,
-        final=False,
-    ), outcomes
+        gil=measured,
+        transport=move,
+        gil_range=spread,
+        pairs=len(fractions) or PAIRS,
+    )
+    return dataclasses.replace(choice, gil_range=spread), outcomes
+
+
+def _disagree(fractions: list[float]) -> bool:
+    """The pairs measured GIL shares too far apart to trust their median (a busy machine). From
+    five pairs on, the least and the greatest are left out: one disturbed pair is out-voted."""
+    if len(fractions) < 2:
+        return False
+    ordered = sorted(fractions)
+    trim = (len(ordered) - 1) // 4
+    return ordered[-1 - trim] - ordered[trim] > DISAGREE
 
 
 def decide(
@@ -378,6 +401,7 @@ def decide(
     gil: float | None = None,
     own_threads: float | None = None,
     transport: float | None = None,
+    gil_range: tuple[float, float] | None = None,
     pairs: int = PAIRS,
 ) -> Choice:
     """The rule above, on measured seconds.
@@ -386,11 +410,21 @@ def decide(
     'process'
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.05).reason
     'holds the GIL 5% of a call (median of 3 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
+    >>> print(decide(4, 4, cpu_seconds=0.002, wall_seconds=0.002, gil=0.3, gil_range=(0.0, 0.94), pairs=7).reason)
+    holds the GIL 30% of a call (uncertain: 0-94% over 7 pairs, median 30%; the machine is busy): 4 threads reach ~3.2x one worker, processes ~3.9x
     >>> choice = decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.9, transport=0.0004)
     >>> print(choice.kind, choice.reason)
     inline holds the GIL 90% of a call (median of 3 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call): one worker in the consumer's thread is faster
     """
     measured: Measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
+    share = (
+        ""
+        if gil is None
+        else f"holds the GIL {100 * gil:.0f}% of a call (median of {pairs} pairs)"
+        if gil_range is None
+        else f"holds the GIL {100 * gil:.0f}% of a call (uncertain: {100 * gil_range[0]:.0f}-"
+        f"{100 * gil_range[1]:.0f}% over {pairs} pairs, median {100 * gil:.0f}%; the machine is busy)"
+    )
     if workers < 2 or cpus < 2:
         return Choice("thread", f"{min(workers, cpus)} worker/CPU: processes could not run more at once")
     if unpicklable is not None:
@@ -402,8 +436,8 @@ def decide(
     if cpu_seconds < MIN_PROCESS_CALL_SECONDS and gil is not None and cpu_seconds >= wall_seconds / 2:
         threads = _threads_gain(workers, max(wall_seconds, cpu_seconds), cpu_seconds, gil)
         numbers = (
-            f"one call uses {cpu_seconds * 1e6:,.0f} us of CPU and holds the GIL {100 * gil:.0f}% of it "
-            f"({_pairs(pairs)}): {workers} threads reach ~{threads:.1f}x one worker after hand-offs"
+            f"one call uses {cpu_seconds * 1e6:,.0f} us of CPU and {share}: "
+            f"{workers} threads reach ~{threads:.1f}x one worker after hand-offs"
         )
         if threads < INLINE_GAIN:
             return Choice("inline", numbers + ": one worker in the consumer's thread is faster", **measured)
@@ -429,10 +463,7 @@ def decide(
     move = PROCESS_COST_SECONDS if transport is None else transport
     threads = _threads_gain(workers, wall, cpu_seconds, gil)
     processes = min(workers, cpus * wall / cpu_seconds, wall / move) * wall / (wall + move)
-    numbers = (
-        f"holds the GIL {100 * gil:.0f}% of a call ({_pairs(pairs)}): {workers} threads reach "
-        f"~{threads:.1f}x one worker, processes ~{processes:.1f}x"
-    )
+    numbers = f"{share}: {workers} threads reach ~{threads:.1f}x one worker, processes ~{processes:.1f}x"
     if transport is not None and transport > 2 * PROCESS_COST_SECONDS:
         numbers += (
             f" (moving an element and its result costs {transport * 1e6:,.0f} us, "
@@ -443,10 +474,6 @@ def decide(
     if processes >= PROCESS_GAIN * threads:
         return Choice("process", numbers, **measured)
     return Choice("thread", numbers, **measured)
-
-
-def _pairs(count: int) -> str:
-    return "one pair" if count == 1 else f"median of {count} pairs"
 
 
 def _threads_gain(workers: int, wall: float, cpu: float, gil: float) -> float:

@@ -25,6 +25,7 @@ import itertools
 import warnings
 import weakref
 from collections import deque
+from collections.abc import Callable
 from time import thread_time_ns
 from typing import Any
 
@@ -89,6 +90,7 @@ class ParallelMapIterator(NodeIterator):
         self.kind = executor
         self.kind_reason = f"executor={executor!r} was given" if executor else "not chosen yet"
         self.gil_fraction: float | None = None  # measured when executor=None (see runtime.choose)
+        self.gil_range: tuple[float, float] | None = None  # when the probe's pairs disagreed
         self.active = workers  # workers that may compute at once (the autotuner lowers it for cheap stages)
         self.iteration = iteration
         self.epoch = 0
@@ -112,6 +114,7 @@ class ParallelMapIterator(NodeIterator):
         self.output_wait_ns = 0
         self.probe_busy_ns = 0  # the executor probe's calls: this stage's work too (see counters)
         self.probe_cpu_ns = 0
+        self.first_task_ns = 0  # the probe's first call (compile, first use): a one-time cost
         self.in_call_ns = 0  # the consumer's time inside this stage's next / next_chunk
         # The trial of workers against inline: [phase, start in_call_ns, start produced, workers' ns
         # per element]; phase "warm" (first window), "workers", "inline"; None when decided.
@@ -169,15 +172,31 @@ class ParallelMapIterator(NodeIterator):
                 functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in positions
             ]
             inputs = [self.records[p][1] for p in positions[:1]]
-            choice, outcomes = choose.probe(self.fn, calls, self.workers, available_cpus(), inputs)
+
+            def more(count: int) -> list[Callable[[], Any]]:
+                # The pairs disagreed (a busy machine): the next elements measure more pairs.
+                pulled: list[int] = []
+                while len(pulled) < count:
+                    chunk = self._pull(count - len(pulled))  # a chunk may be short
+                    if not chunk:
+                        break
+                    pulled += chunk
+                positions.extend(pulled)
+                return [
+                    functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in pulled
+                ]
+
+            choice, outcomes = choose.probe(self.fn, calls, self.workers, available_cpus(), inputs, more)
             self.probe_busy_ns += int(choice.probe_busy_seconds * 1e9)
             self.probe_cpu_ns += int(choice.probe_cpu_seconds * 1e9)
+            self.first_task_ns = int(choice.first_call_seconds * 1e9)
             for position, (ok, value) in zip(positions, outcomes):
                 self._mark_ready(position, ok, value)
             self.queued.extend(positions[len(outcomes) :])
             if choice.final:  # else (a short first epoch, an error) the next iteration measures again
                 choose.remember(self.node, choice)
         self.kind, self.kind_reason, self.gil_fraction = choice.kind, choice.reason, choice.gil_fraction
+        self.gil_range = choice.gil_range
         if choice.kind in ("process", "thread") and choice.gil_fraction is not None and not choice.tried:
             self._trial = ["warm", 0, 0, 0.0]
         if (
@@ -449,7 +468,11 @@ class ParallelMapIterator(NodeIterator):
                 f"cores cost more than the workers gained); the probe had measured: {self.kind_reason}"
             )
         choice = choose.Choice(
-            self.kind or "inline", self.kind_reason, gil_fraction=self.gil_fraction, tried=True
+            self.kind or "inline",
+            self.kind_reason,
+            gil_fraction=self.gil_fraction,
+            tried=True,
+            gil_range=self.gil_range,
         )
         choose.replace(self.node, choice)
 
@@ -607,9 +630,12 @@ class ParallelMapIterator(NodeIterator):
             busy_seconds=(executor.busy_seconds() if executor is not None else 0.0)
             + self.probe_busy_ns / 1e9,
             cpu_seconds=(executor.cpu_seconds() if executor is not None else 0.0) + self.probe_cpu_ns / 1e9,
+            first_task_seconds=self.first_task_ns / 1e9,
             executor=self.kind or "undecided",
             executor_reason=self.kind_reason,
             gil_held_fraction=self.gil_fraction,
+            gil_range=self.gil_range,
+            run_delay_seconds=getattr(executor, "delay_seconds", lambda: None)(),
             parallelism=self.active,
             pool_size=self.workers,
             deterministic=self.deterministic,

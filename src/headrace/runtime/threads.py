@@ -56,6 +56,9 @@ class ThreadExecutor:
         self.results: queue.SimpleQueue = queue.SimpleQueue()
         self.busy_ns = [0] * workers  # time each worker spent in the function
         self.cpu_ns = [0] * workers  # CPU time of those calls (less than busy when waiting on I/O)
+        # Per worker thread: (native id, its run-queue delay when it started), read back in
+        # delay_seconds(): a busy machine's share of the busy time, told apart from the GIL's.
+        self.delay_from: list[tuple[int, int]] = []
         self.threads: list[threading.Thread] = []
         self.pending: list[tuple[int, Any, Any]] = []  # submitted, not yet queued
         self.chunk_size = 1  # the first chunks measure the function
@@ -77,7 +80,16 @@ class ThreadExecutor:
             self.cpu_ns.append(0)
         thread = threading.Thread(
             target=_work,
-            args=(self.fn, self.tasks, self.results, self.busy_ns, self.cpu_ns, index, self.key),
+            args=(
+                self.fn,
+                self.tasks,
+                self.results,
+                self.busy_ns,
+                self.cpu_ns,
+                index,
+                self.key,
+                self.delay_from,
+            ),
             name=f"headrace {self.stage} worker {index}",
             daemon=True,  # an interpreter exit must never wait for a user function
         )
@@ -149,6 +161,21 @@ class ThreadExecutor:
     def cpu_seconds(self) -> float:
         return sum(self.cpu_ns) / 1e9
 
+    def delay_seconds(self) -> float | None:
+        """Time the worker threads sat runnable, waiting for a core that another program had (Linux
+        only; None elsewhere). Read from /proc, which the kernel updates when a thread is switched,
+        so it is right over a run, not over one call. Threads that left are not counted."""
+        if not self.delay_from or not os.path.exists("/proc/thread-self/schedstat"):
+            return None
+        total = 0
+        for native_id, start in list(self.delay_from):
+            try:
+                with open(f"/proc/self/task/{native_id}/schedstat", "rb") as f:
+                    total += max(0, int(f.read().split()[1]) - start)
+            except (OSError, ValueError, IndexError):
+                continue  # the thread has left
+        return total / 1e9
+
     def pids(self) -> list[int]:
         return []
 
@@ -180,9 +207,16 @@ def _work(
     cpu_ns: list,
     index: int,
     key: int,
+    delay_from: list,
 ) -> None:
     task = element = None
     pid, thread = os.getpid(), threading.get_ident()
+    native_id = threading.get_native_id()
+    try:
+        with open(f"/proc/self/task/{native_id}/schedstat", "rb") as f:
+            delay_from.append((native_id, int(f.read().split()[1])))
+    except (OSError, ValueError, IndexError):
+        pass  # not Linux: the GIL is judged without the run-queue delay
     while True:
         chunk = tasks.get()
         if chunk is _STOP:
