@@ -24,7 +24,6 @@ OUT = ROOT / "tests" / "data" / "tfops_fixtures" / "pipelines.json"
 
 def main() -> int:
     import tensorflow as tf
-
     from tests.helpers import tf1_math_pipelines, tf_math_pipelines
 
     tf.config.set_visible_devices([], "GPU")
@@ -37,7 +36,9 @@ def main() -> int:
                 records[name] = tf_math_pipelines.fixture_form(pipeline(os.path.realpath(tmp)))
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(
-        json.dumps({"tensorflow": tf.__version__, "pipelines": records}, sort_keys=True, separators=(",", ":"))
+        json.dumps(
+            {"tensorflow": tf.__version__, "pipelines": records}, sort_keys=True, separators=(",", ":")
+        )
         + "\n"
     )
     print(f"{len(records)} pipelines recorded with TensorFlow {tf.__version__} in {OUT}")

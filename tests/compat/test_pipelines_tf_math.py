@@ -45,4 +45,4 @@ def test_fixture_form_keeps_small_arrays_and_samples_large_ones():
     small = tf_math_pipelines.fixture_form(np.arange(6, dtype=np.int32))
     assert small == {"dtype": "int32", "shape": [6], "values": [0, 1, 2, 3, 4, 5]}
     large = tf_math_pipelines.fixture_form(np.arange(5000, dtype=np.int64).reshape(50, 100))
-    assert large["shape"] == [50, 100] and large["stride"] == 5 and large["values"][:3] == [0, 5, 10]
+    assert large["shape"] == [50, 100] and large["stride"] == 10 and large["values"][:3] == [0, 10, 20]

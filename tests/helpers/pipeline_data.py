@@ -39,7 +39,9 @@ def glue_rte() -> dict:
 
 def glue_multirc() -> dict:
     return {
-        "paragraph": _strings(["<b>Sent 1: </b>Tom ran.<br><b>Sent 2: </b>He won.", "<b>Sent 1: </b>Rain.<br>"]),
+        "paragraph": _strings(
+            ["<b>Sent 1: </b>Tom ran.<br><b>Sent 2: </b>He won.", "<b>Sent 1: </b>Rain.<br>"]
+        ),
         "question": _strings(["Did Tom win?", "Was it dry?"]),
         "answer": _strings(["Yes", "No"]),
         "label": np.array([1, 0], np.int64),
@@ -79,7 +81,9 @@ def squad() -> dict:
         ),
         "question": _strings(["Who gave their name to Normandy?", "How long is the Amazon?", "Famous?"]),
         "answers": {
-            "text": np.array([[b"Normans", b"The Normans"], [b"6,400 km", b"6,400"], [b"yes", b"[famous]"]], dtype=object),
+            "text": np.array(
+                [[b"Normans", b"The Normans"], [b"6,400 km", b"6,400"], [b"yes", b"[famous]"]], dtype=object
+            ),
             "answer_start": np.array([[0, 0], [39, 39], [11, 10]], np.int32),
         },
     }
@@ -88,7 +92,10 @@ def squad() -> dict:
 def waveforms(n: int, samples: int) -> tuple[np.ndarray, np.ndarray]:
     """(float32 audio [n, samples, 1] in [-1, 1], int32 labels), as Keras' audio loader gives them."""
     t = np.arange(samples, dtype=np.float64) / 16000
-    rows = [0.5 * np.sin(2 * np.pi * (220 + 110 * i) * t) + 0.1 * np.cos(2 * np.pi * 3000 * t * (i + 1)) for i in range(n)]
+    rows = [
+        0.5 * np.sin(2 * np.pi * (220 + 110 * i) * t) + 0.1 * np.cos(2 * np.pi * 3000 * t * (i + 1))
+        for i in range(n)
+    ]
     return np.array(rows, np.float32)[..., None], (np.arange(n) % 8).astype(np.int32)
 
 
@@ -154,6 +161,34 @@ def tf_records_tutorial(path: str, count: int) -> str:
                 )
             )
     return path
+
+
+def word_pngs(tmp: str) -> np.ndarray:
+    """Grey PNGs of handwritten-word sizes (wider and narrower than the 128x32 target), as an array of
+    path strings."""
+    from PIL import Image  # noqa: PLC0415
+
+    paths = []
+    for k, (h, w) in enumerate([(20, 90), (40, 100), (31, 200), (16, 16), (33, 127)]):
+        path = os.path.join(tmp, f"word{k}.png")
+        Image.fromarray(_pixels(1, h, w, 1, salt=k)[0, :, :, 0]).save(path)
+        paths.append(path.encode())
+    return np.array(paths, dtype=object)
+
+
+def summary(items: list) -> list:
+    """What a random pipeline's elements must agree on: each component's dtype and shape, and for floats
+    whether all values lie in [0, 1]."""
+    out = []
+    for item in items:
+        parts = item if isinstance(item, tuple) else (item,)
+        row = []
+        for part in parts:
+            array = np.asarray(part)
+            in_unit = bool(np.all((array >= 0) & (array <= 1))) if array.dtype.kind == "f" else None
+            row.append([str(array.dtype), list(array.shape), in_unit])
+        out.append(row)
+    return out
 
 
 def unordered(items: list) -> list:

@@ -16,8 +16,6 @@ import os
 import types
 from typing import Any
 
-import numpy as np
-
 import headrace as tf  # the port: was `import tensorflow as tf`
 from tests.helpers import pipeline_data as data
 
@@ -132,7 +130,7 @@ def glue(x, benchmark_name, label_names, feature_names=None, id_key="idx"):
     feature_keys = feature_names or sorted(set(x.keys()).difference(["label", "idx"]))
     strs_to_join = []
     for key in feature_keys:
-        strs_to_join.append("{}:".format(key))
+        strs_to_join.append(f"{key}:")
         strs_to_join.append(x[key])
     strs_to_join.insert(0, benchmark_name)
     label_name = tf.cond(
@@ -257,7 +255,9 @@ def get_spectrogram(waveform):
 
 
 def make_spec_ds(ds):
-    return ds.map(map_func=lambda audio, label: (get_spectrogram(audio), label), num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.map(
+        map_func=lambda audio, label: (get_spectrogram(audio), label), num_parallel_calls=tf.data.AUTOTUNE
+    )
 
 
 def docs_simple_audio(tmp) -> Any:
@@ -366,7 +366,9 @@ def add_sample_weights(image, label):
 
 
 def docs_segmentation(tmp) -> Any:
-    dataset = {"test": tf.data.Dataset.from_tensor_slices(data.pets(3, 20, 30))}  # tfds.load('oxford_iiit_pet')
+    dataset = {
+        "test": tf.data.Dataset.from_tensor_slices(data.pets(3, 20, 30))
+    }  # tfds.load('oxford_iiit_pet')
     BATCH_SIZE = 2  # noqa: N806
     test_images = dataset["test"].map(load_image, num_parallel_calls=tf.data.AUTOTUNE)
     test_batches = test_images.batch(BATCH_SIZE)
@@ -448,7 +450,11 @@ def _in_key_out_key(op, key, key_result=None):
 def big_vision_pp_general(tmp) -> Any:
     ops = [
         _in_key_out_key(get_value_range(-1, 1), "image"),
-        _in_key_out_key(get_value_range(0, 1, in_min=[0, 0, 0], in_max=[255, 128, 64], clip_values=True), "image", "clipped"),
+        _in_key_out_key(
+            get_value_range(0, 1, in_min=[0, 0, 0], in_max=[255, 128, 64], clip_values=True),
+            "image",
+            "clipped",
+        ),
         _in_key_out_key(get_squeeze_last_dim(), "mask"),
         _in_key_out_key(get_reshape([2, -1]), "mask", "mask2"),
         get_concat(["image", "clipped"], "both"),
@@ -465,6 +471,113 @@ def big_vision_pp_general(tmp) -> Any:
     return elements(ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).batch(2))
 
 
+# ---- keras-team/keras-io examples/vision/handwriting_recognition.py (the image half of the map) -----------
+
+
+def distortion_free_resize(image, img_size):
+    w, h = img_size
+    image = tf.image.resize(image, size=(h, w), preserve_aspect_ratio=True)
+
+    # Check tha amount of padding needed to be done.
+    pad_height = h - tf.shape(image)[0]
+    pad_width = w - tf.shape(image)[1]
+
+    # Only necessary if you want to do same amount of padding on both sides.
+    if pad_height % 2 != 0:
+        height = pad_height // 2
+        pad_height_top = height + 1
+        pad_height_bottom = height
+    else:
+        pad_height_top = pad_height_bottom = pad_height // 2
+
+    if pad_width % 2 != 0:
+        width = pad_width // 2
+        pad_width_left = width + 1
+        pad_width_right = width
+    else:
+        pad_width_left = pad_width_right = pad_width // 2
+
+    image = tf.pad(
+        image,
+        paddings=[
+            [pad_height_top, pad_height_bottom],
+            [pad_width_left, pad_width_right],
+            [0, 0],
+        ],
+    )
+
+    image = tf.transpose(image, perm=[1, 0, 2])
+    image = tf.image.flip_left_right(image)
+    return image
+
+
+batch_size = 64
+padding_token = 99
+image_width = 128
+image_height = 32
+
+
+def preprocess_image_path(image_path, img_size=(image_width, image_height)):  # the example's preprocess_image
+    image = tf.io.read_file(image_path)
+    image = tf.image.decode_png(image, 1)
+    image = distortion_free_resize(image, img_size)
+    image = tf.cast(image, tf.float32) / 255.0
+    return image
+
+
+def keras_io_handwriting_images(tmp) -> Any:
+    # the example maps (path, label) pairs; the label half needs Keras' StringLookup, so only paths here
+    image_paths = data.word_pngs(tmp)
+    AUTOTUNE = tf.data.AUTOTUNE  # noqa: N806 (the example's name)
+    dataset = tf.data.Dataset.from_tensor_slices(image_paths).map(
+        preprocess_image_path, num_parallel_calls=AUTOTUNE
+    )
+    return elements(dataset.batch(batch_size).cache().prefetch(AUTOTUNE))
+
+
+# ---- tensorflow/docs site/en/tutorials/images/data_augmentation.ipynb ("Using tf.image") --------------
+
+IMG_SIZE = 18  # 180 in the tutorial
+
+
+def resize_and_rescale(image, label):
+    image = tf.cast(image, tf.float32)
+    image = tf.image.resize(image, [IMG_SIZE, IMG_SIZE])
+    image = image / 255.0
+    return image, label
+
+
+def augment(image_label, seed):
+    image, label = image_label
+    image, label = resize_and_rescale(image, label)
+    image = tf.image.resize_with_crop_or_pad(image, IMG_SIZE + 6, IMG_SIZE + 6)
+    # Make a new seed.
+    new_seed = tf.random.split(seed, num=1)[0, :]
+    # Random crop back to the original size.
+    image = tf.image.stateless_random_crop(image, size=[IMG_SIZE, IMG_SIZE, 3], seed=seed)
+    # Random brightness.
+    image = tf.image.stateless_random_brightness(image, max_delta=0.5, seed=new_seed)
+    image = tf.clip_by_value(image, 0, 1)
+    return image, label
+
+
+def docs_data_augmentation(tmp) -> Any:
+    AUTOTUNE = tf.data.AUTOTUNE  # noqa: N806
+    batch_size = 2
+    train_ds = test_ds = tf.data.Dataset.from_tensor_slices(data.images(3, 25, 31))  # tfds tf_flowers
+    counter = tf.data.experimental.Counter()
+    train_ds = tf.data.Dataset.zip((train_ds, (counter, counter)))
+    train_ds = (
+        train_ds.shuffle(1000).map(augment, num_parallel_calls=AUTOTUNE).batch(batch_size).prefetch(AUTOTUNE)
+    )
+    test_ds = (
+        test_ds.map(resize_and_rescale, num_parallel_calls=AUTOTUNE).batch(batch_size).prefetch(AUTOTUNE)
+    )
+    # stateless random draws are headrace's, not TF's (docs/porting.md): the training batches are compared
+    # by dtype, shape and value range; the test batches by value
+    return [elements(test_ds), data.summary(elements(train_ds))]
+
+
 PIPELINES = {
     "simclr_eval_input": simclr_eval_input,
     "t5_glue": t5_glue,
@@ -474,10 +587,18 @@ PIPELINES = {
     "docs_pix2pix_test": docs_pix2pix_test,
     "docs_segmentation": docs_segmentation,
     "big_vision_pp_general": big_vision_pp_general,
+    "keras_io_handwriting_images": keras_io_handwriting_images,
+    "docs_data_augmentation": docs_data_augmentation,
 }
 
 #: float tolerances (absolute): bicubic and bilinear resizes and the STFT sum in float32 in both
-TOLERANCE = {"simclr_eval_input": 1e-5, "docs_simple_audio": 2e-5, "docs_segmentation": 1e-5}
+TOLERANCE = {
+    "simclr_eval_input": 1e-5,
+    "docs_simple_audio": 2e-5,
+    "docs_segmentation": 1e-5,
+    "keras_io_handwriting_images": 1e-5,
+    "docs_data_augmentation": 1e-5,
+}
 
 
 def _flat(values: Any) -> list:
@@ -485,16 +606,16 @@ def _flat(values: Any) -> list:
 
 
 def fixture_form(value: Any) -> Any:
-    """``canon(value)``, with arrays of more than 2048 values cut to every k-th of their flat values (at
-    most 1024, key ``"stride"``), so the fixture stays small."""
+    """``canon(value)``, with arrays of more than 1024 values cut to every k-th of their flat values (at
+    most 512, key ``"stride"``), so the fixture stays small."""
     from tests.helpers.tf_fixtures import canon  # noqa: PLC0415
 
     def shrink(c: Any) -> Any:
         if isinstance(c, dict) and "dtype" in c and "values" in c:
             flat = _flat(c["values"]) if isinstance(c["values"], list) else [c["values"]]
-            if len(flat) <= 2048:
+            if len(flat) <= 1024:
                 return c
-            stride = -(-len(flat) // 1024)
+            stride = -(-len(flat) // 512)
             return {**c, "values": flat[::stride], "stride": stride}
         if isinstance(c, dict):
             return {k: shrink(v) for k, v in c.items()}

@@ -431,3 +431,14 @@ def test_ported_tf1_map_function_runs_in_a_pipeline():
     out = list(tf1.data.Dataset.from_tensor_slices(np.array(records, dtype=object)).map(parser))
     np.testing.assert_allclose(out[2][0], [-1.0, 1.0, 2 * 2 / 255 - 1], rtol=1e-6)
     assert out[2][1] == 2 and out[2][1].dtype == np.int32
+
+
+def test_regex_ops_read_re2_posix_classes_as_re2_does():
+    # t5's squad preprocessor pads punctuation with r"([[:punct:]])"; Python's re reads that as the set
+    # "[:punct" followed by "]" and silently matches nothing (values checked against TF in the fixtures)
+    assert tf.strings.regex_replace(b"a,b (c)", r"([[:punct:]])", r" \1 ") == b"a , b  ( c ) "
+    assert tf.strings.regex_replace(b"a]b^", r"[]^]", "_") == b"a_b_"
+    assert tf.strings.regex_replace(b"x1 y2", r"[^[:alpha:][:space:]]", "#") == b"x# y#"
+    assert tf.strings.regex_full_match(b"ab", r"ab\z") and not tf.strings.regex_full_match(b"ab\n", r"ab\z")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="unsupported character class"):
+        tf.strings.regex_replace(b"a", r"[[:nope:]]", "")

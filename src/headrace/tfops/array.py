@@ -870,7 +870,9 @@ def searchsorted(
         )
     rows_s = seq.reshape(-1, seq.shape[-1])
     rows_v = vals.reshape(-1, vals.shape[-1])
-    found = [np.searchsorted(s, v, side="left" if side == "left" else "right") for s, v in zip(rows_s, rows_v)]
+    found = [
+        np.searchsorted(s, v, side="left" if side == "left" else "right") for s, v in zip(rows_s, rows_v)
+    ]
     result = np.array(found).reshape(vals.shape) if found else np.zeros(vals.shape, np.int64)
     return out(result.astype(_out_type(out_type, "SearchSorted")))
 

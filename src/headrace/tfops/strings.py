@@ -265,7 +265,9 @@ def _re2_to_python(text: bytes) -> bytes:
             if posix:
                 name = posix.group(2)
                 if name not in _POSIX or posix.group(1):
-                    raise InvalidArgumentError(f"Invalid pattern: unsupported character class {posix.group(0)!r}")
+                    raise InvalidArgumentError(
+                        f"Invalid pattern: unsupported character class {posix.group(0)!r}"
+                    )
                 out += _POSIX[name]
                 i, class_start = posix.end(), False
                 continue
