@@ -142,6 +142,10 @@ def substr(input: Any, pos: Any, len: Any, name: Any = None, unit: str = "BYTE")
     return _substr(input, pos, len, unit=unit)
 
 
+def executing_eagerly_outside_functions() -> bool:
+    return True
+
+
 def _logger() -> _logging.Logger:
     return _logging.getLogger("tensorflow")
 
