@@ -614,6 +614,104 @@ def cases() -> list:
     add(["audio.decode_wav", [T(B(wav.decode("latin-1")), "string")], {"desired_samples": 2}])
     add(["audio.decode_wav", [T(B("RIFFxxxxWAVEjunk"), "string")], {}])
     add(["audio.encode_wav", [T([[0.0, 0.5], [-0.5, 1.5], [0.25, -2.0]], "float32"), 8000], {}])
+    # names the public-code scan found (docs/porting.md, "Which ops, from public code")
+    for args, kw in [
+        ([T([1, 2], "int32"), 3], {}),
+        ([T([[1, 2], [3, 4]], "int32"), T([1, 2], "int32")], {"axis": 0}),
+        ([T([[1, 2], [3, 4]], "int64"), 2], {"axis": 1}),
+        ([T([[1, 2], [3, 4]], "float32"), T([0, 2], "int64")], {"axis": -1}),
+        ([T([[1, 2], [3, 4]], "int32"), 2], {}),
+        ([T([B("a"), B("bc")], "string"), T([2, 0], "int32")], {"axis": 0}),
+        ([T([1, 2], "int32"), T([1, 2, 3], "int32")], {"axis": 0}),
+        ([T([1, 2], "int32"), T([-1, 2], "int32")], {"axis": 0}),
+        ([T([1, 2], "int32"), 2], {"axis": 1}),
+        ([T([1, 2], "int32"), T([1.0], "float32")], {}),
+    ]:
+        add(["repeat", args, kw])
+    for value, dtype, target in [
+        ([1.0, -2.5], "float32", "int32"),
+        ([1.0, -2.5], "float32", "uint8"),
+        ([[1, 0, 0, 0], [255, 255, 255, 255]], "uint8", "int32"),
+        ([1, 2, 3], "uint8", "int32"),
+        (7, "int64", "int16"),
+        ([1.5], "float64", "int64"),
+        ([3], "int32", "float32"),
+        ([True], "bool", "uint8"),
+    ]:
+        add(["bitcast", [T(value, dtype)], {"type": target}])
+    tensor = T([[1, 2], [3, 4], [5, 6]], "int32")
+    for op in [
+        "tensor_scatter_nd_update",
+        "tensor_scatter_nd_add",
+        "tensor_scatter_nd_sub",
+        "tensor_scatter_nd_max",
+        "tensor_scatter_nd_min",
+    ]:
+        add([op, [tensor, T([[0], [2]], "int32"), T([[9, 9], [0, 7]], "int32")], {}])
+        add([op, [tensor, T([[0, 1], [2, 0]], "int64"), T([10, 20], "int32")], {}])
+    add(["tensor_scatter_nd_update", [tensor, T([[3]], "int32"), T([[1, 1]], "int32")], {}])
+    add(["tensor_scatter_nd_update", [tensor, T([[0]], "int32"), T([[1.0, 1.0]], "float32")], {}])
+    add(["tensor_scatter_nd_update", [tensor, T([[0]], "int32"), T([[1, 1, 1]], "int32")], {}])
+    add(
+        [
+            "tensor_scatter_nd_update",
+            [T([1.0, 2.0, 3.0], "float32"), T([[1]], "int32"), T([5.0], "float32")],
+            {},
+        ]
+    )
+    add(["scatter_nd", [T([[1], [1], [3]], "int32"), T([1.0, 2.0, 3.0], "float32"), [5]], {}])
+    add(["scatter_nd", [T([[0, 1]], "int64"), T([7], "int64"), [2, 3]], {}])
+    add(["scatter_nd", [T([[1]], "int32"), T([[1, 2]], "int32"), [3, 2]], {}])
+    add(["scatter_nd", [T([[5]], "int32"), T([1], "int32"), [3]], {}])
+    for args, kw in [
+        ([T([1, 3, 2], "int32")], {}),
+        ([T([1, 3, 2], "int64"), 5], {}),
+        ([T([[1], [0]], "int32")], {"maxlen": 3, "dtype": "float32"}),
+        ([T([0, 2], "int32")], {"dtype": "int64"}),
+        ([T([1.0], "float32")], {}),
+    ]:
+        add(["sequence_mask", args, kw])
+    for args, kw in [
+        ([T([[1, 3, 5], [2, 4, 6]], "int32"), T([[0, 3, 6], [4, 4, 1]], "int32")], {}),
+        ([T([[1, 3, 5]], "float32"), T([[3.0, 5.5]], "float32")], {"side": "right"}),
+        ([T([[1, 3, 5]], "int32"), T([[3]], "int32")], {"out_type": "int64"}),
+        ([T([1, 3, 5], "int32"), T([2, 9], "int32")], {}),
+        ([T([[1, 3, 5]], "int32"), T([[3.0]], "float32")], {}),
+    ]:
+        add(["searchsorted", args, kw])
+    add(["unique_with_counts", [T([1, 1, 2, 4, 4, 4, 2], "int32")], {}])
+    add(["unique_with_counts", [T([B("b"), B("a"), B("b")], "string")], {"out_idx": "int64"}])
+    for op in ["asin", "acos", "atan", "sinh", "cosh", "asinh", "atanh", "acosh"]:
+        add([op, [T([-0.5, 0.0, 0.25, 0.9], "float32")], {}])
+        add([op, [T([1, 2], "int32")], {}])
+    add(["acosh", [T([1.0, 2.5, 10.0], "float64")], {}])
+    add(["scalar_mul", [2, T([1.5, 2.0], "float32")], {}])
+    add(["scalar_mul", [T(3, "int32"), T([1, 2], "int32")], {}])
+    add(["as_string", [T([1.5, 2.25], "float32")], {"precision": 1}])
+    add(["as_string", [T([3, 12], "int64")], {"width": 4, "fill": "0"}])
+    add(["assert_equal", [T([1, 2], "int32"), T([1, 3], "int32")], {}])
+    add(["assert_less", [T([1, 2], "int32"), T([2, 3], "int32")], {}])
+    add(["assert_greater", [T([1, 2], "int32"), T([2, 3], "int32")], {}])
+    add(["is_tensor", [T([1], "int32")], {}])
+    add(["is_tensor", [3], {}])
+    add(["random.split", [T([1, 2], "int64")], {}])
+    add(["random.split", [T([1, 2], "int32"), 3], {}])
+    add(["random.fold_in", [T([1, 2], "int64"), 7], {}])
+    # TF1 names (tf.compat.v1, the namespace of `import tensorflow.compat.v1 as tf`)
+    add(["compat.v1.to_float", [T([1, 2], "int64")], {}])
+    add(["compat.v1.to_int32", [T([1.7, -2.5], "float32")], {}])
+    add(["compat.v1.to_int64", [T([True, False], "bool")], {}])
+    add(["compat.v1.decode_raw", [T(B("\x01\x02\x03\x04"), "string"), "uint16"], {}])
+    add(["compat.v1.decode_raw", [T([B("\x01\x02"), B("\x03\x04")], "string"), "int8"], {}])
+    add(["compat.v1.string_to_number", [T([B("1.5"), B("-2")], "string")], {}])
+    add(["compat.v1.string_to_number", [T([B("7")], "string")], {"out_type": "int32"}])
+    add(["compat.v1.string_to_number", [T([B("x")], "string")], {}])
+    add(["compat.v1.sparse_to_dense", [T([[0, 1], [1, 0]], "int64"), [2, 3], T([5, 6], "int32")], {}])
+    add(["compat.v1.sparse_to_dense", [T([0, 2], "int32"), [4], T(1.5, "float32")], {"default_value": -1.0}])
+    add(["compat.v1.sparse_to_dense", [T([[3, 0]], "int64"), [2, 3], T([5], "int32")], {}])
+    add(["compat.v1.random_uniform", [[2, 3]], {}])
+    add(["compat.v1.random_normal", [[4]], {"dtype": "float64"}])
+    add(["compat.as_bytes", ["abc"], {}])
     return out
 
 
@@ -720,7 +818,7 @@ def run(tf, op: str, args: list, kwargs: dict):
     fn = resolve(tf, op)
     call_args = [to_tf(a) for a in args]
     call_kwargs = {k: to_tf(v) for k, v in kwargs.items()}
-    for key in ("dtype", "out_type", "output_type"):
+    for key in ("dtype", "out_type", "output_type", "type", "Tout"):
         if isinstance(call_kwargs.get(key), str):
             call_kwargs[key] = tf.as_dtype(call_kwargs[key])
     if (
@@ -745,7 +843,9 @@ def main() -> int:
                 "error": type(exc).__name__,
                 "message": str(exc).splitlines()[0][:200] if str(exc) else "",
             }
-        if op.startswith("random."):  # numpy's streams, not TF's: keep dtype and shape only
+        if op.startswith(
+            ("random.", "compat.v1.random_")
+        ):  # numpy's streams, not TF's: keep dtype and shape only
             if "ok" in result:
                 result["ok"] = {k: v for k, v in result["ok"].items() if k != "v"}
         records.append({"op": op, "args": args, "kwargs": kwargs, **result})

@@ -351,3 +351,94 @@ def test_wav_round_trip():
     assert rate == 16000 and decoded.dtype == np.float32 and np.allclose(decoded, audio, atol=1e-4)
     mono, _ = tf.audio.decode_wav(tf.audio.encode_wav(audio, 8000), desired_channels=1, desired_samples=3)
     assert mono.shape == (3, 1) and mono[2, 0] == 0.0
+
+
+# ---- names from the public-code scan (docs/porting.md) beyond the recorded fixtures -------------------
+
+
+def test_folds_and_scan_run_in_order_over_slices():
+    elems = np.array([1, 2, 3])
+    assert tf.foldl(lambda acc, x: acc * 10 + x, elems) == 123
+    assert tf.foldr(lambda acc, x: acc * 10 + x, elems) == 321
+    assert tf.foldl(lambda acc, x: acc + x, elems, initializer=np.int64(100)) == 106
+    np.testing.assert_array_equal(tf.scan(lambda acc, x: acc + x, elems), [1, 3, 6])
+    np.testing.assert_array_equal(tf.scan(lambda acc, x: acc + x, elems, reverse=True), [6, 5, 3])
+    a, b = tf.scan(lambda acc, x: (acc[0] + x, acc[1] * x), elems, initializer=(np.int64(0), np.int64(1)))
+    np.testing.assert_array_equal(a, [1, 3, 6])
+    np.testing.assert_array_equal(b, [1, 2, 6])
+    with pytest.raises(ValueError, match="must not be empty"):
+        tf.foldl(lambda acc, x: acc, np.zeros(0))
+
+
+def test_small_top_level_names_behave_as_in_eager_tf():
+    x = np.arange(6).reshape(2, 3)
+    assert x[:, tf.newaxis].shape == (2, 1, 3)
+    assert tf.is_tensor(x) and tf.is_tensor(np.float32(1)) and not tf.is_tensor([1])
+    assert tf.is_tensor(tf.ragged.constant([[1], [2, 3]]))
+    np.testing.assert_array_equal(tf.get_static_value(x), x)
+    first, second = tf.identity_n([x, np.int32(1)])
+    assert np.array_equal(first, x) and second == 1
+    with tf.init_scope():
+        pass
+    assert tf.autograph.experimental.set_loop_options(maximum_iterations=2) is None
+    assert tf.autograph.experimental.do_not_convert(len) is len
+    assert tf.autograph.to_graph(len) is len
+    seeds = tf.random.split(np.array([1, 2], np.int64), 3)
+    assert seeds.shape == (3, 2) and seeds.dtype == np.int64
+    np.testing.assert_array_equal(
+        seeds, tf.random.split(np.array([1, 2], np.int64), 3)
+    )  # a function of the seed
+    assert not np.array_equal(tf.random.fold_in(np.array([1, 2]), 1), tf.random.fold_in(np.array([1, 2]), 2))
+    assert tf.random.experimental.stateless_split is tf.random.split
+
+
+def test_compat_strings_and_the_tf1_namespace():
+    assert tf.compat.as_bytes("é") == "é".encode() and tf.compat.as_text(b"ab") == "ab"
+    assert tf.compat.as_str_any(3) == "3" and tf.compat.dimension_value(None) is None
+    with pytest.raises(TypeError, match="Expected binary or unicode string"):
+        tf.compat.as_bytes(3)
+    import headrace.compat.v1 as v1
+
+    assert tf.compat.v1 is v1 and tf.compat.v2 is tf
+    # TF1's names, then headrace's (tf.data ...), then TF1's top-level math
+    assert v1.FixedLenFeature is tf.io.FixedLenFeature and v1.data is tf.data and v1.log is tf.math.log
+    record = tf.io.serialize_example({"raw": [b"\x01\x02\x03\x04"], "n": [7]})
+    spec = {"raw": v1.FixedLenFeature([], v1.string), "n": v1.FixedLenFeature([], v1.int64)}
+    parsed = v1.parse_single_example(record, spec)
+    np.testing.assert_array_equal(v1.decode_raw(parsed["raw"], v1.uint8), [1, 2, 3, 4])
+    np.testing.assert_array_equal(v1.decode_raw(bytes=parsed["raw"], out_type=v1.uint16), [513, 1027])
+    assert v1.to_float(parsed["n"]).dtype == np.float32
+    assert v1.py_func(lambda n: n * 2, [parsed["n"]], v1.int64) == 14
+    with pytest.raises(AttributeError, match="headrace.compat.v1"):
+        v1.placeholder  # noqa: B018
+
+
+def test_ported_tf1_map_function_runs_in_a_pipeline():
+    import headrace.compat.v1 as tf1
+
+    def parser(serialized):  # tensorflow/tpu style: `import tensorflow.compat.v1 as tf`
+        features = tf1.parse_single_example(
+            serialized,
+            features={
+                "image": tf1.FixedLenFeature([], tf1.string),
+                "label": tf1.FixedLenFeature([], tf1.int64),
+            },
+        )
+        image = tf1.cast(tf1.decode_raw(features["image"], tf1.uint8), tf1.float32) * (2.0 / 255) - 1.0
+        return image, tf1.to_int32(features["label"])
+
+    records = [tf.io.serialize_example({"image": [bytes([0, 255, i])], "label": [i]}) for i in range(3)]
+    out = list(tf1.data.Dataset.from_tensor_slices(np.array(records, dtype=object)).map(parser))
+    np.testing.assert_allclose(out[2][0], [-1.0, 1.0, 2 * 2 / 255 - 1], rtol=1e-6)
+    assert out[2][1] == 2 and out[2][1].dtype == np.int32
+
+
+def test_regex_ops_read_re2_posix_classes_as_re2_does():
+    # t5's squad preprocessor pads punctuation with r"([[:punct:]])"; Python's re reads that as the set
+    # "[:punct" followed by "]" and silently matches nothing (values checked against TF in the fixtures)
+    assert tf.strings.regex_replace(b"a,b (c)", r"([[:punct:]])", r" \1 ") == b"a , b  ( c ) "
+    assert tf.strings.regex_replace(b"a]b^", r"[]^]", "_") == b"a_b_"
+    assert tf.strings.regex_replace(b"x1 y2", r"[^[:alpha:][:space:]]", "#") == b"x# y#"
+    assert tf.strings.regex_full_match(b"ab", r"ab\z") and not tf.strings.regex_full_match(b"ab\n", r"ab\z")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="unsupported character class"):
+        tf.strings.regex_replace(b"a", r"[[:nope:]]", "")

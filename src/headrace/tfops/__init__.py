@@ -21,11 +21,13 @@ array([0.5, 1. , 1.5], dtype=float32)
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from . import (
     array,
     audio,
+    autograph,
     control,
     debugging,
     distribute,
@@ -51,19 +53,24 @@ _MATH = (
     "greater_equal less less_equal logical_and logical_not logical_or matmul maximum minimum multiply negative "
     "not_equal pow realdiv reduce_all reduce_any reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod "
     "reduce_sum round saturate_cast sigmoid sign sin sqrt square subtract tan tanh truediv truncatediv "
-    "truncatemod"
+    "truncatemod acos acosh asin asinh atan atan2 atanh cosh sinh scalar_mul"
 ).split()
 _ARRAY = (
     "boolean_mask broadcast_to concat constant convert_to_tensor ensure_shape expand_dims eye fill gather "
     "gather_nd identity linspace meshgrid one_hot ones ones_like pad range rank reshape reverse roll shape "
-    "shape_n size slice sort argsort split squeeze stack tile transpose unique unstack where zeros zeros_like"
+    "shape_n size slice sort argsort split squeeze stack tile transpose unique unstack where zeros zeros_like "
+    "bitcast get_static_value identity_n is_tensor newaxis repeat scatter_nd searchsorted sequence_mask "
+    "tensor_scatter_nd_add tensor_scatter_nd_max tensor_scatter_nd_min tensor_scatter_nd_sub "
+    "tensor_scatter_nd_update unique_with_counts"
 ).split()
 _CONTROL = (
     "Assert case cond control_dependencies device executing_eagerly function group map_fn name_scope no_op "
-    "numpy_function print py_function stop_gradient switch_case vectorized_map while_loop"
+    "numpy_function print py_function stop_gradient switch_case vectorized_map while_loop foldl foldr "
+    "init_scope scan"
 ).split()
 _MODULES = {
     "audio": audio,
+    "autograph": autograph,
     "debugging": debugging,
     "distribute": distribute,
     "dtypes": dtypes,
@@ -89,6 +96,15 @@ EXPORTS: dict[str, Any] = {
     "TensorArray": TensorArray,
     "SparseTensor": SparseTensor,
     "RaggedTensor": RaggedTensor,
+    # a module of its own (headrace.compat.v1 is TF1's namespace); imported by name, as `from .. import
+    # compat` would ask the half-initialised facade for the attribute
+    "compat": importlib.import_module("headrace.compat"),
+    # TF2 keeps these at the top level too
+    "as_string": strings.as_string,
+    **{
+        name: getattr(debugging, name)
+        for name in ("assert_equal", "assert_greater", "assert_less", "assert_rank")
+    },
 }
 
 __all__ = ["EXPORTS", "Tensor", "TensorArray", "SparseTensor", "RaggedTensor", *sorted(_MODULES)]

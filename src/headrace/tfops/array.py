@@ -20,11 +20,13 @@ from ._tensor import (
     dtype_arg,
     infer,
     int_list,
-    is_tensor,
     match,
     out,
     python_as,
     tf_name,
+)
+from ._tensor import (
+    is_tensor as is_tensor_value,
 )
 
 INDEX = (np.dtype(np.int32), np.dtype(np.int64))
@@ -36,7 +38,7 @@ def _tensor(value: Any) -> np.ndarray:
 
     if isinstance(value, (Ragged, SparseTensor)):
         raise DTypeError(f"this op takes a dense tensor, not a {type(value).__name__} (densify it first)")
-    return as_tensor(value) if is_tensor(value) else infer(value)
+    return as_tensor(value) if is_tensor_value(value) else infer(value)
 
 
 def _out_type(out_type: Any, op: str) -> np.dtype:
@@ -54,7 +56,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     same size."""
     if dtype is not None:
         dtype = dtype_arg(dtype)
-        if is_tensor(value):
+        if is_tensor_value(value):
             array = as_tensor(value)
             if array.dtype != dtype:  # tf.constant(tensor, dtype) does not cast
                 raise DTypeError(
@@ -81,7 +83,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
 
 def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Any:
     """tf.convert_to_tensor: a tensor of another ``dtype`` is refused; ``dtype_hint`` is a preference."""
-    if dtype is None and dtype_hint is not None and not is_tensor(value):
+    if dtype is None and dtype_hint is not None and not is_tensor_value(value):
         try:
             return out(python_as(value, dtype_arg(dtype_hint)))
         except (TypeError, ValueError):
@@ -140,9 +142,9 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
     values = [start, limit, delta]
     if dtype is not None:
         target = dtype_arg(dtype)
-        arrays = [as_tensor(v).astype(target) if is_tensor(v) else python_as(v, target) for v in values]
+        arrays = [as_tensor(v).astype(target) if is_tensor_value(v) else python_as(v, target) for v in values]
     else:
-        inferred = [as_tensor(v) if is_tensor(v) else infer(v) for v in values]
+        inferred = [as_tensor(v) if is_tensor_value(v) else infer(v) for v in values]
         order = [np.dtype(t) for t in (np.int32, np.int64, np.float16, np.float32, np.float64)]
         for a in inferred:
             if a.dtype not in order:
@@ -292,7 +294,7 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Any:  # noq
 
 
 def concat(values: Any, axis: Any, name: str = "concat") -> Any:
-    if is_tensor(values):
+    if is_tensor_value(values):
         values = [values]
     arrays = match("ConcatV2", list(values), ALL)
     if not arrays:
@@ -322,7 +324,7 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Any:
 
 def stack(values: Any, axis: int = 0, name: str = "stack") -> Any:
     values = list(values)
-    if values and not any(is_tensor(v) for v in values):  # Python values: converted together, as tf
+    if values and not any(is_tensor_value(v) for v in values):  # Python values: converted together, as tf
         packed = infer(values)
         if not -packed.ndim <= axis < packed.ndim:
             raise ValueError(f"Argument `axis` = {axis} not in range [{-packed.ndim}, {packed.ndim})")
@@ -591,8 +593,8 @@ def one_hot(
         (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int32), np.dtype(np.int64)),
         "TI",
     )
-    on = None if on_value is None else (as_tensor(on_value) if is_tensor(on_value) else None)
-    off = None if off_value is None else (as_tensor(off_value) if is_tensor(off_value) else None)
+    on = None if on_value is None else (as_tensor(on_value) if is_tensor_value(on_value) else None)
+    off = None if off_value is None else (as_tensor(off_value) if is_tensor_value(off_value) else None)
     target = dtype_arg(dtype) if dtype is not None else None
     if target is None:
         inferred = [
@@ -606,12 +608,12 @@ def one_hot(
             )
     on = (
         convert(1 if on_value is None else on_value, target, "on_value")
-        if on_value is None or not is_tensor(on_value) or as_tensor(on_value).dtype == target
+        if on_value is None or not is_tensor_value(on_value) or as_tensor(on_value).dtype == target
         else _mismatch("on_value", on_value, target)
     )
     off = (
         convert(0 if off_value is None else off_value, target, "off_value")
-        if off_value is None or not is_tensor(off_value) or as_tensor(off_value).dtype == target
+        if off_value is None or not is_tensor_value(off_value) or as_tensor(off_value).dtype == target
         else _mismatch("off_value", off_value, target)
     )
     if target == STRING and (on_value is None or off_value is None):
@@ -696,3 +698,226 @@ def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Any:
             f"EnsureShape: Shape of tensor {list(array.shape)} is not compatible with expected shape {TensorShape(shape)}."
         )
     return x
+
+
+# ---- more of TensorFlow's top level (the public-code scan in docs/porting.md) ------------------------
+
+#: ``x[..., tf.newaxis]``
+newaxis = None
+
+
+def is_tensor(x: Any) -> bool:
+    """tf.is_tensor: numpy arrays and scalars are the tensors here, and so are headrace's sparse and
+    ragged values."""
+    from ..io.ragged import Ragged  # noqa: PLC0415 (io imports this package)
+    from ..io.sparse import SparseTensor  # noqa: PLC0415
+
+    return is_tensor_value(x) or isinstance(x, (Ragged, SparseTensor))
+
+
+def get_static_value(tensor: Any, partial: bool = False) -> Any:
+    """Every value is known here (eager): the value as a numpy array."""
+    return np.asarray(_tensor(tensor))
+
+
+def identity_n(input: Any, name: str | None = None) -> list:  # noqa: A002
+    return [identity(t) for t in input]
+
+
+def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) -> Any:  # noqa: A002
+    """tf.repeat: each slice along ``axis`` repeated ``repeats`` times (a scalar, or one count per
+    slice); with no axis the input is flattened first."""
+    array = _tensor(input)
+    counts = _tensor(repeats)
+    check_dtype("Repeat", counts.dtype, INDEX, "repeats")
+    if axis is None:
+        array, a = array.reshape(-1), 0
+    else:
+        a = _int_scalar(axis, "Repeat", "axis")
+        if not -array.ndim <= a < array.ndim:
+            raise InvalidArgumentError(
+                f"Repeat: Expected axis in the range [{-array.ndim}, {array.ndim}), but got {a}"
+            )
+        a %= array.ndim
+    if counts.ndim > 1 or (counts.ndim == 1 and counts.shape[0] not in (1, array.shape[a])):
+        raise InvalidArgumentError(
+            f"Repeat: repeats must be a scalar or a vector of length {array.shape[a]} (the size of axis "
+            f"{a}), got shape {list(counts.shape)}"
+        )
+    counts = np.maximum(counts, 0)  # TensorFlow repeats a slice a negative number of times as zero
+    return out(np.repeat(array, counts.reshape(-1) if counts.ndim else int(counts), axis=a))
+
+
+def bitcast(input: Any, type: Any, name: str | None = None) -> Any:  # noqa: A002
+    """tf.bitcast: the same bytes read as ``type``; a wider input gains a last dimension, a narrower one
+    loses its last dimension (which must hold exactly the ratio)."""
+    array = _tensor(input)
+    target = dtype_arg(type)
+    if STRING in (array.dtype, target) or np.dtype(bool) in (array.dtype, target):
+        raise DTypeError(f"Bitcast: cannot bitcast from {tf_name(array.dtype)} to {tf_name(target)}")
+    src, dst = array.dtype.itemsize, target.itemsize
+    contiguous = np.ascontiguousarray(array)
+    if src == dst:
+        return out(contiguous.view(target))
+    if src > dst:
+        return out(contiguous.reshape(*array.shape, 1).view(target))
+    if array.ndim == 0 or array.shape[-1] != dst // src:
+        raise InvalidArgumentError(
+            f"Bitcast: Cannot bitcast from {tf_name(array.dtype)} to {tf_name(target)}: the last dimension "
+            f"must be {dst // src}, got shape {list(array.shape)}"
+        )
+    return out(contiguous.view(target).reshape(array.shape[:-1]))
+
+
+def _scatter_target(op: str, array: np.ndarray, indices: Any, updates: Any) -> tuple:
+    index = _tensor(indices)
+    check_dtype(op, index.dtype, INDEX, "Tindices")
+    values = convert(updates, array.dtype, "updates") if not is_tensor_value(updates) else _tensor(updates)
+    if values.dtype != array.dtype:
+        raise DTypeError(
+            f"{op}: updates must have the dtype of the tensor ({tf_name(array.dtype)}), got {tf_name(values.dtype)}"
+        )
+    if index.ndim == 0:
+        raise InvalidArgumentError(f"{op}: indices must be at least a vector, got a scalar")
+    depth = index.shape[-1]
+    if depth > array.ndim:
+        raise InvalidArgumentError(
+            f"{op}: index innermost dimension length must be <= tensor rank; saw: {depth} vs. {array.ndim}"
+        )
+    want = index.shape[:-1] + array.shape[depth:]
+    if values.shape != want:
+        raise InvalidArgumentError(
+            f"{op}: updates must have shape {list(want)} (indices.shape[:-1] + tensor.shape[{depth}:]), "
+            f"got {list(values.shape)}"
+        )
+    flat = index.reshape(-1, depth)
+    limits = np.asarray(array.shape[:depth])
+    bad = ((flat < 0) | (flat >= limits)).any(axis=1)
+    if bad.any():
+        raise InvalidArgumentError(
+            f"{op}: indices{flat[bad][0].tolist()} does not index into shape {list(array.shape)}"
+        )
+    return tuple(flat.T), values.reshape((len(flat), *array.shape[depth:]))
+
+
+def _tensor_scatter(op: str, fn: Any, tensor: Any, indices: Any, updates: Any) -> Any:
+    array = _tensor(tensor)
+    where_, values = _scatter_target(op, array, indices, updates)
+    result = array.copy()
+    if fn is None:
+        result[where_] = values
+    else:
+        fn.at(result, where_, values)
+    return out(result)
+
+
+def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
+    """A copy of ``tensor`` with the slices at ``indices`` replaced by ``updates`` (the last of
+    duplicate indices wins)."""
+    return _tensor_scatter("TensorScatterUpdate", None, tensor, indices, updates)
+
+
+def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
+    return _tensor_scatter("TensorScatterAdd", np.add, tensor, indices, updates)
+
+
+def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
+    return _tensor_scatter("TensorScatterSub", np.subtract, tensor, indices, updates)
+
+
+def tensor_scatter_nd_max(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
+    return _tensor_scatter("TensorScatterMax", np.maximum, tensor, indices, updates)
+
+
+def tensor_scatter_nd_min(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
+    return _tensor_scatter("TensorScatterMin", np.minimum, tensor, indices, updates)
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Any:
+    """Zeros of ``shape`` with ``updates`` added at ``indices`` (duplicates sum)."""
+    values = _tensor(updates)
+    dims = int_list(shape, "shape")
+    if any(d < 0 for d in dims):
+        raise InvalidArgumentError(f"ScatterNd: shape must not have negative dimensions, got {dims}")
+    return _tensor_scatter("ScatterNd", np.add, np.zeros(dims, values.dtype), indices, values)
+
+
+def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = np.bool_, name: str | None = None) -> Any:
+    """``mask[..., j] = j < lengths[...]``; ``maxlen`` defaults to the largest length."""
+    lens = _tensor(lengths)
+    if lens.dtype.kind not in "iuf":  # TF compares float lengths too
+        raise DTypeError(f"SequenceMask: lengths must be numbers, got {tf_name(lens.dtype)}")
+    limit = int(lens.max()) if maxlen is None and lens.size else 0 if maxlen is None else int(maxlen)
+    if limit < 0:
+        raise InvalidArgumentError(f"SequenceMask: maxlen must be >= 0, got {limit}")
+    mask = np.arange(limit) < lens[..., None]
+    target = dtype_arg(dtype)
+    return out(mask if target == np.bool_ else mask.astype(target))
+
+
+def searchsorted(
+    sorted_sequence: Any, values: Any, side: str = "left", out_type: Any = np.int32, name: str | None = None
+) -> Any:
+    """Insertion points of ``values`` in each row of ``sorted_sequence`` (searched along the last axis,
+    rows matched by the leading dimensions)."""
+    seq, vals = match("SearchSorted", [sorted_sequence, values])
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be either 'right' or 'left'.  Saw: {side}.")
+    if seq.ndim == 0 or vals.ndim == 0 or seq.shape[:-1] != vals.shape[:-1]:
+        raise InvalidArgumentError(
+            f"SearchSorted: Leading dim_size of both tensors must match, got {list(seq.shape)} and "
+            f"{list(vals.shape)}"
+        )
+    rows_s = seq.reshape(-1, seq.shape[-1])
+    rows_v = vals.reshape(-1, vals.shape[-1])
+    found = [
+        np.searchsorted(s, v, side="left" if side == "left" else "right") for s, v in zip(rows_s, rows_v)
+    ]
+    result = np.array(found).reshape(vals.shape) if found else np.zeros(vals.shape, np.int64)
+    return out(result.astype(_out_type(out_type, "SearchSorted")))
+
+
+def unique_with_counts(x: Any, out_idx: Any = np.int32, name: str | None = None) -> tuple:
+    """``(y, idx, count)``: the unique values in order of first appearance, each element's index into
+    ``y``, and how often each appears."""
+    y, idx = unique(x, out_idx)
+    count = np.bincount(idx, minlength=len(y)).astype(idx.dtype)
+    return y, idx, count
+
+
+def sparse_to_dense(
+    sparse_indices: Any,
+    output_shape: Any,
+    sparse_values: Any,
+    default_value: Any = 0,
+    validate_indices: bool = True,
+    name: str | None = None,
+) -> Any:
+    """TF1's ``tf.sparse_to_dense``: ``default_value`` everywhere, ``sparse_values`` at the indices (a
+    scalar value goes to every index)."""
+    index = _tensor(sparse_indices)
+    check_dtype("SparseToDense", index.dtype, INDEX, "Tindices")
+    dims = int_list(output_shape, "output_shape")
+    values = _tensor(sparse_values)
+    default = convert(default_value, values.dtype, "default_value")
+    flat = index.reshape(-1, 1) if index.ndim <= 1 and len(dims) == 1 else index.reshape(-1, len(dims))
+    if index.ndim == 0:
+        flat = index.reshape(1, 1)
+    limits = np.asarray(dims)
+    bad = ((flat < 0) | (flat >= limits)).any(axis=1)
+    if bad.any():
+        raise InvalidArgumentError(
+            f"SparseToDense: indices[{int(np.argmax(bad))}] = {flat[bad][0].tolist()} is out of bounds: need "
+            f"0 <= index < {dims}"
+        )
+    if values.ndim and values.shape[0] != len(flat):
+        raise InvalidArgumentError(
+            f"SparseToDense: sparse_values has {values.shape[0]} values but there are {len(flat)} indices"
+        )
+    if validate_indices and len(flat) > 1:
+        keys = np.ravel_multi_index(tuple(flat.T), dims)
+        if (np.diff(keys) <= 0).any():
+            raise InvalidArgumentError("SparseToDense: indices are not in lexicographic order or repeat")
+    result = np.full(dims, default, dtype=values.dtype)
+    result[tuple(flat.T)] = values
+    return out(result)

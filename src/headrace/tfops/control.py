@@ -423,3 +423,93 @@ def Assert(condition: Any, data: Any, summarize: Any = None, name: str | None = 
     if not _predicate(condition, "Assert"):
         shown = ", ".join(_format(d, summarize or 3) for d in data)
         raise InvalidArgumentError(f"assertion failed: [{shown}]")
+
+
+@contextlib.contextmanager
+def init_scope() -> Iterator[None]:
+    """Code here already runs eagerly, outside any graph."""
+    yield
+
+
+def _slices(elems: Any, op: str) -> tuple[list, int]:
+    leaves = [as_tensor(leaf) if is_tensor(leaf) else infer(leaf) for leaf in nest.flatten(elems)]
+    if not leaves or any(leaf.ndim == 0 for leaf in leaves):
+        raise ValueError(f"{op}: elems must be 1+ dimensional tensors")
+    n = leaves[0].shape[0]
+    if any(leaf.shape[0] != n for leaf in leaves):
+        raise InvalidArgumentError(f"{op}: all elems must have the same first dimension")
+    return [nest.pack_sequence_as(elems, [leaf[i] for leaf in leaves]) for i in builtins.range(n)], n
+
+
+def _fold(fn: Callable, elems: Any, initializer: Any, reverse: bool, op: str) -> Any:
+    items, n = _slices(elems, op)
+    if reverse:
+        items = items[::-1]
+    if initializer is None:
+        if not n:
+            raise ValueError(f"{op}: elems must not be empty when there is no initializer")
+        acc, items = items[0], items[1:]
+    else:
+        acc = initializer
+    for item in items:
+        acc = fn(acc, item)
+    return acc
+
+
+def foldl(
+    fn: Callable,
+    elems: Any,
+    initializer: Any = None,
+    parallel_iterations: int = 10,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    name: str | None = None,
+) -> Any:
+    """``fn(fn(initializer, elems[0]), elems[1]) ...`` (the first slice starts it without an initializer)."""
+    return _fold(fn, elems, initializer, False, "foldl")
+
+
+def foldr(
+    fn: Callable,
+    elems: Any,
+    initializer: Any = None,
+    parallel_iterations: int = 10,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    name: str | None = None,
+) -> Any:
+    """foldl from the last slice to the first."""
+    return _fold(fn, elems, initializer, True, "foldr")
+
+
+def scan(
+    fn: Callable,
+    elems: Any,
+    initializer: Any = None,
+    parallel_iterations: int = 10,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    infer_shape: bool = True,
+    reverse: bool = False,
+    name: str | None = None,
+) -> Any:
+    """Every intermediate accumulator of a fold, stacked (``reverse`` scans from the last slice; the
+    results stay in the order of ``elems``)."""
+    items, n = _slices(elems, "scan")
+    order = items[::-1] if reverse else items
+    if initializer is None:
+        if not n:
+            raise ValueError("scan: elems must not be empty when there is no initializer")
+        acc, rest, results = order[0], order[1:], [order[0]]
+    else:
+        acc, rest, results = initializer, order, []
+    for item in rest:
+        acc = fn(acc, item)
+        results.append(acc)
+    if reverse:
+        results = results[::-1]
+    if not results:
+        return nest.map_structure(lambda a: np.zeros((0, *np.shape(a)), np.asarray(a).dtype), initializer)
+    flat = [nest.flatten(r) for r in results]
+    columns = [stack([row[i] for row in flat]) for i in builtins.range(len(flat[0]))]
+    return nest.pack_sequence_as(results[0], columns)

@@ -659,3 +659,45 @@ def matmul(
 
 
 real_div = realdiv
+
+
+# ---- inverse and hyperbolic trigonometry (tf.math, also at TensorFlow's top level) -----------------
+
+
+def asin(x: Any, name: str | None = None) -> Any:
+    return _unary("Asin", FLOATS + COMPLEX, np.arcsin, x)
+
+
+def acos(x: Any, name: str | None = None) -> Any:
+    return _unary("Acos", FLOATS + COMPLEX, np.arccos, x)
+
+
+def atan(x: Any, name: str | None = None) -> Any:
+    return _unary("Atan", FLOATS + COMPLEX, np.arctan, x)
+
+
+def sinh(x: Any, name: str | None = None) -> Any:
+    return _unary("Sinh", FLOATS + COMPLEX, np.sinh, x)
+
+
+def cosh(x: Any, name: str | None = None) -> Any:
+    return _unary("Cosh", FLOATS + COMPLEX, np.cosh, x)
+
+
+def asinh(x: Any, name: str | None = None) -> Any:
+    return _unary("Asinh", FLOATS + COMPLEX, np.arcsinh, x)
+
+
+def acosh(x: Any, name: str | None = None) -> Any:
+    return _unary("Acosh", FLOATS + COMPLEX, np.arccosh, x)
+
+
+def atanh(x: Any, name: str | None = None) -> Any:
+    return _unary("Atanh", FLOATS + COMPLEX, np.arctanh, x)
+
+
+def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Any:
+    """``scalar * x``; ``scalar`` must be a scalar."""
+    if np.ndim(scalar) != 0:
+        raise ValueError(f"Only scalar multiply works, got shape {list(np.shape(scalar))}")
+    return multiply(scalar, x)

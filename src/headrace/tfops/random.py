@@ -17,6 +17,7 @@ The ``stateless_*`` ops are functions of their seed here too, with numpy's value
 from __future__ import annotations
 
 import threading
+import types
 from typing import Any
 
 import numpy as np
@@ -304,3 +305,24 @@ def stateless_categorical(
     logits: Any, num_samples: Any, seed: Any, dtype: Any = np.int64, name: str | None = None
 ) -> Any:
     return _seeded(seed, categorical, logits, num_samples, dtype)
+
+
+def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Any:
+    """tf.random.split: ``num`` new stateless seeds (an int64 ``[num, 2]`` array) from one; a function of
+    the seed, as in TF, but not TF's numbers (headrace's streams are not TF's Philox)."""
+    seed_dtype = (as_tensor(seed) if is_tensor(seed) else np.asarray(seed)).dtype
+    draws = _stateless(seed).integers(-(2**63), 2**63, size=(int(num), 2), dtype=np.int64)
+    return draws.astype(seed_dtype if seed_dtype.kind in "iu" else np.int64)
+
+
+def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Any:
+    """tf.random.fold_in: a new stateless seed (int32, as TF gives) from ``seed`` and an integer ``data``."""
+    _stateless(seed)  # validates the seed's shape and dtype
+    key = as_tensor(seed) if is_tensor(seed) else np.asarray(seed)
+    words = [int(k) & (2**64 - 1) for k in key.tolist()]
+    mixed = np.random.Generator(np.random.Philox(key=words, counter=int(data) & (2**64 - 1)))
+    return mixed.integers(-(2**31), 2**31, size=2, dtype=np.int32)
+
+
+#: tf.random.experimental (``stateless_split``, ``stateless_fold_in``)
+experimental = types.SimpleNamespace(stateless_split=split, stateless_fold_in=fold_in)

@@ -229,11 +229,72 @@ def unicode_encode(
     return np.array(["".join(chr(int(c)) for c in row).encode(codec) for row in codes], dtype=object)
 
 
+#: RE2's POSIX classes (ASCII), as Python character-class contents
+_POSIX = {
+    b"alnum": rb"0-9A-Za-z",
+    b"alpha": rb"A-Za-z",
+    b"ascii": rb"\x00-\x7f",
+    b"blank": rb"\t ",
+    b"cntrl": rb"\x00-\x1f\x7f",
+    b"digit": rb"0-9",
+    b"graph": rb"!-~",
+    b"lower": rb"a-z",
+    b"print": rb" -~",
+    b"punct": rb"!-/:-@\[-`{-~",
+    b"space": rb"\t\n\x0b\x0c\r ",
+    b"upper": rb"A-Z",
+    b"word": rb"0-9A-Za-z_",
+    b"xdigit": rb"0-9A-Fa-f",
+}
+_POSIX_CLASS = re.compile(rb"\[:(\^?)([a-z]+):\]")
+
+
+def _re2_to_python(text: bytes) -> bytes:
+    """RE2 syntax Python's ``re`` lacks: POSIX classes inside brackets (``[[:punct:]]``, ``[^[:space:]x]``)
+    and ``\\z`` (end of text). Python would read ``[[:punct:]]`` as a set of ``[:punct`` then ``]``."""
+    out, i, in_class, class_start = bytearray(), 0, False, False
+    while i < len(text):
+        char = text[i : i + 1]
+        if char == b"\\":
+            pair = text[i : i + 2]
+            out += b"\\Z" if pair == b"\\z" else pair
+            i += 2
+            continue
+        if in_class:
+            posix = _POSIX_CLASS.match(text, i)
+            if posix:
+                name = posix.group(2)
+                if name not in _POSIX or posix.group(1):
+                    raise InvalidArgumentError(
+                        f"Invalid pattern: unsupported character class {posix.group(0)!r}"
+                    )
+                out += _POSIX[name]
+                i, class_start = posix.end(), False
+                continue
+            if char == b"]" and not class_start:
+                in_class = False
+            class_start = False
+            out += char
+            i += 1
+            continue
+        if char == b"[":
+            in_class, class_start = True, True
+            out += char
+            i += 1
+            if text[i : i + 1] == b"^":
+                out += b"^"
+                i += 1
+            continue
+        out += char
+        i += 1
+    return bytes(out)
+
+
 def _pattern(pattern: Any) -> re.Pattern:
     raw = pattern[()] if is_tensor(pattern) else pattern
     text = raw.encode() if isinstance(raw, str) else bytes(raw)
     try:
-        return re.compile(text)
+        return re.compile(_re2_to_python(text))
     except re.error as exc:
         raise InvalidArgumentError(f"Invalid pattern: {raw!r}, error: {exc}") from None
 

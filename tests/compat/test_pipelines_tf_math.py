@@ -1,0 +1,48 @@
+"""Ported public pipelines whose TensorFlow math runs UNCHANGED (issue 23): the map functions of
+tensorflow/tpu, google-research/simclr, t5, big_vision and tensorflow/docs tutorials, as their sources
+write them, under ``import headrace as tf`` (TF1 sources: ``import headrace.compat.v1 as tf``). Each is
+compared with what tf.data yields, recorded with TensorFlow by tools/record_tf_math_pipelines.py into
+tests/data/tfops_fixtures/pipelines.json, so this runs without TensorFlow. The pipelines are in
+tests/helpers/tf_math_pipelines.py and tests/helpers/tf1_math_pipelines.py (sources named there)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import headrace
+import headrace.compat.v1
+from tests.helpers import tf1_math_pipelines, tf_math_pipelines
+from tests.helpers.tf_fixtures import assert_matches
+
+RECORDED = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "tfops_fixtures" / "pipelines.json").read_text()
+)
+PIPELINES = {**tf_math_pipelines.PIPELINES, **tf1_math_pipelines.PIPELINES}
+TOLERANCE = {**tf_math_pipelines.TOLERANCE, **tf1_math_pipelines.TOLERANCE}
+
+
+def test_the_pipeline_modules_run_on_headrace_not_tensorflow():
+    # the recorder rebinds `tf`; in the tests it must be headrace itself, or nothing is being tested
+    assert tf_math_pipelines.tf is headrace and tf1_math_pipelines.tf is headrace.compat.v1
+
+
+def test_every_pipeline_is_recorded():
+    assert sorted(RECORDED["pipelines"]) == sorted(PIPELINES)
+    assert len(PIPELINES) >= 10
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+def test_ported_pipeline_yields_what_tf_data_yields(tmp_path, name):
+    ours = tf_math_pipelines.fixture_form(PIPELINES[name](str(tmp_path)))
+    assert_matches(ours, RECORDED["pipelines"][name], TOLERANCE.get(name, 0.0), name)
+
+
+def test_fixture_form_keeps_small_arrays_and_samples_large_ones():
+    small = tf_math_pipelines.fixture_form(np.arange(6, dtype=np.int32))
+    assert small == {"dtype": "int32", "shape": [6], "values": [0, 1, 2, 3, 4, 5]}
+    large = tf_math_pipelines.fixture_form(np.arange(5000, dtype=np.int64).reshape(50, 100))
+    assert large["shape"] == [50, 100] and large["stride"] == 10 and large["values"][:3] == [0, 10, 20]
