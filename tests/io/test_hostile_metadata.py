@@ -28,7 +28,10 @@ DEEP = b"[" * 50_000 + b"]" * 50_000  # about 100 KB of nested JSON
 def run_child(tmp_path, body: str, helpers: str = "") -> str:
     script = tmp_path / "child.py"
     script.write_text(PRELUDE + helpers + textwrap.dedent(body))
-    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.path.join(ROOT, "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
     completed = subprocess.run(
         [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=300, env=env
     )
@@ -155,7 +158,9 @@ def test_deep_json_in_a_manifest_is_damaged_and_the_rerun_repairs_it(tmp_path):
     )
     errors = [line for line in out.splitlines() if line.startswith("ERROR")]
     assert len(errors) == 2, out
-    assert all("is damaged (its JSON is nested 50000 levels deep" in e and "rerun the writer" in e for e in errors)
+    assert all(
+        "is damaged (its JSON is nested 50000 levels deep" in e and "rerun the writer" in e for e in errors
+    )
     assert "REREAD True" in out
 
 
