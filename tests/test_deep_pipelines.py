@@ -1,11 +1,13 @@
 """Pipelines of 10,000 stages: nothing walks them recursively (rewrites, cardinality, element_spec,
-fingerprints, describe/explain, iterator construction and close)."""
+fingerprints, describe/explain, iterator construction, iteration, get_state/set_state and close)."""
 
+import json
 import sys
 
 import pytest
 
 import headrace as hr
+from headrace.core.errors import CheckpointError
 from headrace.core.fingerprint import fingerprint, pipeline_key
 
 DEPTH = 10_000
@@ -54,20 +56,60 @@ def test_ten_thousand_chained_maps():
 def test_ten_thousand_chained_concatenates_build_and_close():
     ds = chained_concatenates()
     check_walks(ds, 3 + DEPTH)
-    it = iter(ds)  # building 20,001 stage iterators recurses one step (core.node.STEP) at a time
+    it = iter(ds)  # the chain is one stage over its 10,001 inputs
     stages = it.stages()
-    assert len(stages) == 2 * DEPTH + 1
+    assert len(stages) == DEPTH + 2
     it.close()
     assert all(stage.closed for stage in stages)
 
 
-def test_concatenates_shallower_than_the_recursion_limit_iterate():
-    # Pulling an element goes through every nested concatenate (one Python call each): a chain
-    # iterates with the default recursion limit up to a few hundred stages (see docs/reliability.md).
+def test_ten_thousand_chained_concatenates_iterate_and_checkpoint():
+    # Issue 22: 600 chained concatenates raised RecursionError when iterated (one nested call per
+    # concatenate per element), and get_state nested as deep as the chain.
     ds = hr.Dataset.range(3)
-    for i in range(150):
+    for i in range(DEPTH):
         ds = ds.concatenate(hr.Dataset.from_tensors(i))
-    assert [int(x) for x in ds] == [0, 1, 2, *range(150)]
+    expected = [0, 1, 2, *range(DEPTH)]
+    with iter(ds) as it:
+        head = [int(next(it)) for _ in range(DEPTH // 2)]
+        saved = json.dumps(it.get_state())  # flat: JSON with the default recursion limit
+        rest = [int(x) for x in it]
+    assert head + rest == expected
+    with iter(ds) as it:
+        it.set_state(json.loads(saved))
+        assert [int(x) for x in it] == rest
+    assert ds.skip(DEPTH).take(3).as_numpy_iterator().__next__() == DEPTH - 3  # seek_forward over inputs
+
+
+def test_a_chain_of_concatenates_reads_checkpoints_of_the_nested_format():
+    ds = hr.Dataset.range(2).concatenate(hr.Dataset.range(10, 12)).concatenate(hr.Dataset.range(20, 22))
+    with iter(ds) as it:
+        assert [int(next(it)) for _ in range(3)] == [0, 1, 10]
+        state = it.get_state()
+    flat = state["state"]
+    assert flat["current"] == 1 and len(flat["inputs"]) == 3
+    first, second, third = flat["inputs"]
+    # What the same position looked like when each concatenate was its own stage:
+    nested = {
+        "first": {"first": first, "second": second, "in_second": True},
+        "second": third,
+        "in_second": False,
+    }
+    with iter(ds) as it:
+        it.set_state({**state, "state": nested})
+        assert [int(x) for x in it] == [11, 20, 21]
+    with iter(ds) as it, pytest.raises(CheckpointError, match="current"):
+        it.set_state({**state, "state": {**flat, "current": 3}})
+
+
+def test_concatenates_of_concatenates_read_in_order():
+    left = hr.Dataset.range(2).concatenate(hr.Dataset.range(2, 4))
+    right = hr.Dataset.range(4, 6).concatenate(hr.Dataset.range(6, 8).concatenate(hr.Dataset.range(8, 9)))
+    ds = left.concatenate(right)
+    assert [int(x) for x in ds] == list(range(9))
+    assert [int(x) for x in ds.skip(3)] == list(range(3, 9))
+    with iter(ds) as it:
+        assert len(it.stages()) == 6  # one concatenate stage over five inputs
 
 
 def test_a_deep_zip_of_deep_inputs_builds():

@@ -30,6 +30,7 @@ import tempfile
 import time
 import traceback
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -453,6 +454,23 @@ class IndexSidecar(Target):
         with open(index_path(self.path), "rb") as f:
             return [f.read()]
 
+    def make(self, rng: random.Random) -> bytes:
+        """A mutation, or (half the time) a header replaced or edited and the checksum re-signed, so
+        the header's JSON is parsed (issue 22: deep JSON gave a bare RecursionError)."""
+        from headrace.io.crc import crc32c
+        from headrace.io.index import MAGIC
+
+        seed = self.seeds[0]
+        if rng.random() < 0.5:
+            return mutate(seed, rng)
+        newline = seed.index(b"\n", len(MAGIC))
+        if rng.random() < 0.3:
+            header = _deep_json_text(rng)
+        else:
+            header = dumps(mutate_json_value(json.loads(seed[len(MAGIC) : newline]), rng), rng)
+        body = MAGIC + header + seed[newline:-4]
+        return body + crc32c(body).to_bytes(4, "little")
+
     def run(self, data: bytes) -> None:
         from headrace.io import IndexedRecords, check_index, index_path
 
@@ -467,6 +485,281 @@ class IndexSidecar(Target):
             got = records.read_many(np.arange(len(records)))
         if got != [b"r%d" % i for i in range(20)]:
             raise AssertionError("a damaged index was accepted and gave other records")
+
+
+# --- metadata readers: cache files, shard-set manifests, cache locks ---------------------------------
+JSON_INTERESTING: list = [
+    2**31,
+    2**32 - 1,
+    2**63,
+    2**64,
+    -1,
+    0,
+    1e308,
+    None,
+    "x" * 40,
+    [],
+    {},
+    [[[[[[[[[[[[]]]]]]]]]]]],
+]
+
+
+DEEP = "__deep json__"  # stands for a value nested far deeper than any headrace file (see dumps)
+
+
+def dumps(value: Any, rng: random.Random) -> bytes:
+    """``json.dumps(value)`` with each :data:`DEEP` replaced by a few thousand nested levels (built as
+    text: json.dumps itself would recurse)."""
+    return json.dumps(value).encode().replace(json.dumps(DEEP).encode(), _deep_json_text(rng))
+
+
+def mutate_json_value(value: Any, rng: random.Random) -> Any:
+    """``value`` (parsed JSON) with one node replaced by a hostile value: a huge count, a wrong type, a
+    deeply nested value."""
+    nodes: list = []
+
+    def walk(node: Any, depth: int) -> None:
+        if depth > 200:
+            return
+        if isinstance(node, dict):
+            for key, child in node.items():
+                nodes.append((node, key))
+                walk(child, depth + 1)
+        elif isinstance(node, list):
+            for key, child in enumerate(node):
+                nodes.append((node, key))
+                walk(child, depth + 1)
+
+    walk(value, 0)
+    if not nodes:
+        return value
+    parent, key = rng.choice(nodes)
+    parent[key] = DEEP if rng.random() < 0.15 else rng.choice(JSON_INTERESTING)
+    return value
+
+
+def _deep_json_text(rng: random.Random) -> bytes:
+    depth = rng.choice([300, 3000, 30000])  # 60 KB at most: a saved input is whole (MAX_INPUT)
+    return b"[" * depth + b"]" * depth if rng.random() < 0.5 else b'{"a":' * depth + b"1" + b"}" * depth
+
+
+def _padded(data: bytes, pad: bytes = b"\0") -> bytes:
+    return data + pad * (-len(data) % 16)
+
+
+class CacheFile(Target):
+    """A damaged or forged disk-cache file (checksums re-signed, so the JSON and the counts are
+    parsed, as in issue 22's 751-byte file claiming 2^31 records) read to its end."""
+
+    kernel = "cache file"
+
+    def seed_inputs(self) -> list[bytes]:
+        from headrace.io.cache_file import CacheFileWriter
+
+        path = os.path.join(self.workdir, "seed.hrcache")
+        writer = CacheFileWriter(path, {"fingerprint": "f"}, block_records=3)
+        for i in range(7):
+            writer.append(({"a": np.arange(i, dtype=np.int32), "b": b"x" * i}, float(i), ()))
+        writer.commit()
+        with open(path, "rb") as f:
+            data = f.read()
+        self.expected = self.read(path)
+        return [data]
+
+    @staticmethod
+    def parts(data: bytes) -> tuple[bytes, list, dict]:
+        """(header JSON, [(block spec, block data, records)], footer) of a well-formed file."""
+        from headrace.io import cache_file as cf
+
+        _, _, header_length = cf._HEAD.unpack_from(data, 0)
+        header = data[cf._HEAD.size : cf._HEAD.size + header_length]
+        footer_offset, footer_length = cf._TRAILER.unpack_from(data, len(data) - cf._TRAILER.size)[:2]
+        footer = json.loads(data[footer_offset : footer_offset + footer_length])
+        blocks = []
+        for offset, length, _ in footer["blocks"]:
+            _, spec_length, _, records, _ = cf._BLOCK.unpack_from(data, offset)
+            start = offset + cf._BLOCK.size
+            blocks.append(
+                (data[start : start + spec_length], data[start + spec_length : offset + length], records)
+            )
+        return header, blocks, footer
+
+    @staticmethod
+    def assemble(header: bytes, blocks: list, footer: Any, counts: list | None = None) -> bytes:
+        """A file with these parts and every length and checksum right (``footer`` None: the block
+        list the blocks imply; ``counts`` overrides the records each block header claims)."""
+        from headrace.io import cache_file as cf
+        from headrace.io.crc import crc32c
+
+        out = bytearray(_padded(cf._HEAD.pack(cf.MAGIC, cf.VERSION, len(header)) + header))
+        entries = []
+        for k, (spec, body, records) in enumerate(blocks):
+            spec = spec + b" " * (-(cf._BLOCK.size + len(spec)) % 16)
+            claimed = records if counts is None else counts[k]
+            head = cf._BLOCK.pack(cf.BLOCK_MAGIC, len(spec), len(body), claimed, crc32c(spec + body))
+            entries.append([len(out), len(head) + len(spec) + len(body), claimed])
+            out += head + spec + body
+        if footer is None:
+            footer = {"blocks": entries, "records": sum(e[2] for e in entries), "element_spec": None}
+        footer_bytes = footer if isinstance(footer, bytes) else json.dumps(footer).encode()
+        trailer = cf._TRAILER.pack(
+            len(out), len(footer_bytes), crc32c(footer_bytes), crc32c(header), b"\0" * 4, cf.END_MAGIC
+        )
+        return bytes(out + footer_bytes + trailer)
+
+    def make(self, rng: random.Random) -> bytes:
+        seed = self.seeds[0]
+        choice = rng.random()
+        if choice < 0.25:
+            return mutate(seed, rng)
+        header, blocks, footer = self.parts(seed)
+        if choice < 0.45:  # the block headers claim other counts (2^31 empty records ...)
+            count = rng.choice([0, 1, 2**16, 2**16 + 1, 2**31, 2**32 - 1])
+            if rng.random() < 0.5:
+                blocks = [(b'{"n":%d,"tree":{"t":[]},"leaves":[],"sizes":[]}' % count, b"", count)]
+                return self.assemble(header, blocks, None)
+            counts = [count if rng.random() < 0.5 else b[2] for b in blocks]
+            return self.assemble(header, blocks, None, counts)
+        if choice < 0.55:
+            return self.assemble(_deep_json_text(rng), blocks, None)
+        if choice < 0.85:  # one value of a block spec or of the footer replaced
+            if rng.random() < 0.5:
+                k = rng.randrange(len(blocks))
+                spec, body, records = blocks[k]
+                spec = dumps(mutate_json_value(json.loads(spec), rng), rng)
+                blocks = [*blocks[:k], (spec, body, records), *blocks[k + 1 :]]
+                return self.assemble(header, blocks, None)
+            data = self.assemble(header, blocks, None)
+            footer = self.parts(data)[2]
+            return self.assemble(header, blocks, dumps(mutate_json_value(footer, rng), rng))
+        k = rng.randrange(len(blocks))  # a block's bytes damaged, and re-signed
+        spec, body, records = blocks[k]
+        blocks = [*blocks[:k], (spec, mutate(body, rng), records), *blocks[k + 1 :]]
+        return self.assemble(header, blocks, None)
+
+    def read(self, path: str) -> list:
+        from headrace.io.cache_file import CacheFileReader
+
+        with CacheFileReader(path) as reader:
+            return list(reader)
+
+    def run(self, data: bytes) -> None:
+        from headrace.core.errors import HeadraceError
+
+        path = os.path.join(self.workdir, "input.hrcache")
+        with open(path, "wb") as f:
+            f.write(data)
+        try:
+            got = self.read(path)
+        except HeadraceError:
+            return
+        if data == self.seeds[0] and repr(got) != repr(self.expected):
+            raise AssertionError("the intact seed file read back other records")
+        from headrace.io import cache_file as cf
+
+        most = (len(data) // cf._BLOCK.size + 1) * cf.MAX_BLOCK_RECORDS  # records that take no bytes
+        if len(got) > most:
+            raise AssertionError(f"a {len(data)}-byte file gave {len(got)} records")
+
+
+class ShardManifest(Target):
+    """A damaged or forged shard-set manifest (checksum re-signed), read by ``read_manifest`` and by a
+    reader of the set; a repairing rerun of the writer must then succeed."""
+
+    kernel = "shard-set manifest"
+
+    def seed_inputs(self) -> list[bytes]:
+        from headrace.io import write_shards
+        from headrace.io.publish import manifest_path
+
+        self.prefix = os.path.join(self.workdir, "set", "train")
+        self.shards = write_shards([b"r%d" % i for i in range(6)], self.prefix, num_shards=2)
+        self.manifest = manifest_path(self.prefix)
+        with open(self.manifest, "rb") as f:
+            return [f.read()]
+
+    @staticmethod
+    def sign(body: Any, rng: random.Random) -> bytes:
+        from headrace.io.publish import _checksum
+
+        if isinstance(body, dict):
+            body = dict(body)
+            body.pop("checksum", None)
+            try:
+                body["checksum"] = _checksum(body)
+            except (TypeError, ValueError, RecursionError):
+                pass
+        return dumps(body, rng)
+
+    def make(self, rng: random.Random) -> bytes:
+        seed = self.seeds[0]
+        choice = rng.random()
+        if choice < 0.3:
+            return mutate(seed, rng)
+        if choice < 0.45:
+            return _deep_json_text(rng)
+        body = mutate_json_value(json.loads(seed), rng)
+        return self.sign(body, rng)
+
+    def run(self, data: bytes) -> None:
+        from headrace import TFRecordDataset
+        from headrace.io.publish import ShardSetError, _manifests, read_manifest
+
+        with open(self.manifest, "wb") as f:
+            f.write(data)
+        _manifests.clear()
+        try:
+            read_manifest(self.manifest)
+        except ShardSetError:
+            pass
+        try:
+            got = sorted(bytes(r) for r in TFRecordDataset(self.shards).as_numpy_iterator())
+        except ShardSetError:
+            pass
+        else:
+            if got != sorted(b"r%d" % i for i in range(6)):
+                raise AssertionError("a manifest let a reader read another set")
+
+
+class CacheLock(Target):
+    """A damaged disk-cache lock file: acquiring must decide (held, or taken over), never raise, and
+    never delete a file the lock names outside the cache's temporaries."""
+
+    kernel = "cache lock"
+
+    def seed_inputs(self) -> list[bytes]:
+        from headrace.io.publish import process_identity
+
+        self.cache = os.path.join(self.workdir, "lock", "c")
+        os.makedirs(os.path.dirname(self.cache), exist_ok=True)
+        self.victim = os.path.join(self.workdir, "lock", "victim")
+        identity = {**process_identity(), "pid": 2**22 + 7, "temp": self.victim, "since": 0}
+        return [json.dumps(identity).encode()]
+
+    def make(self, rng: random.Random) -> bytes:
+        if rng.random() < 0.2:
+            return _deep_json_text(rng)
+        if rng.random() < 0.5:
+            return mutate(self.seeds[0], rng)
+        return dumps(mutate_json_value(json.loads(self.seeds[0]), rng), rng)
+
+    def run(self, data: bytes) -> None:
+        from headrace.io.cache_lock import WriterLock
+
+        with open(self.victim, "wb") as f:
+            f.write(b"keep")
+        with open(self.cache + ".lock", "wb") as f:
+            f.write(data)
+        if data[-1:] in (b"]", b"}") and len(data) % 2:  # now and then: an old lock, to be taken over
+            os.utime(self.cache + ".lock", (1, 1))
+        lock = WriterLock(self.cache)
+        if lock.acquire(self.cache + ".incomplete-fuzz"):
+            lock.release()
+        with open(self.victim, "rb") as f:
+            if f.read() != b"keep":
+                raise AssertionError("a lock's contents made the taker delete a file outside the cache")
+        if os.path.exists(self.cache + ".lock"):
+            os.unlink(self.cache + ".lock")
 
 
 class SelfTest(Target):
@@ -498,6 +791,9 @@ TARGETS = {
     "gzip_stream": GzipStream,
     "zlib_stream": ZlibStream,
     "index_sidecar": IndexSidecar,
+    "cache_file": CacheFile,
+    "shard_manifest": ShardManifest,
+    "cache_lock": CacheLock,
 }
 if os.environ.get("HEADRACE_FUZZ_SELFTEST"):
     TARGETS["_selftest"] = SelfTest

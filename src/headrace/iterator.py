@@ -151,6 +151,9 @@ class Iterator:
                 return  # check again at the next call
             set_timed(self._sampled, False)
             self._timed_now = False
+            # A switch visits every stage: on thousands of stages the gaps grow so that it costs
+            # at most about 32 stage updates per element.
+            every = max(every, len(self._sampled) // 32)
             self._until_switch = self._gaps.randint(0, 2 * every - 2)  # this call and that many more
             self._gap = self._until_switch + 1
         else:
@@ -177,7 +180,10 @@ class Iterator:
             )
         wait_seconds = (self.wait_ns + self.build_ns) / 1e9
         self.timeline.add(Sample((now - self.created_ns) / 1e9, self.produced, wait_seconds, stages))
-        self._next_sample_ns = now + int(self.timeline.interval_seconds * 1e9)
+        # A sample visits every stage: on a pipeline of thousands it can take longer than the
+        # interval, so the next one waits at least 20 times its cost (sampling stays under 5%).
+        done = perf_ns()
+        self._next_sample_ns = done + max(int(self.timeline.interval_seconds * 1e9), 20 * (done - now))
 
     def stats(self) -> Stats:
         """Per-stage statistics, the bottleneck report and exports (see ``headrace.profile``)."""

@@ -236,7 +236,7 @@ def test_readers_refuse_a_damaged_manifest(tmp_path):
     json.dump(body, open(path, "w"))
     refusals(prefix + "-*", paths, "manifest .* is damaged")
     open(path, "w").write("{not json")
-    refusals(prefix + "-*", paths, "manifest .* cannot be read")
+    refusals(prefix + "-*", paths, r"manifest .* is damaged \(its JSON is not valid JSON")
     json.dump({"format": "something else"}, open(path, "w"))
     refusals(prefix + "-*", paths, "is not a headrace shard set manifest")
     os.remove(path)

@@ -240,7 +240,8 @@ def test_persistent_errors_name_the_file_and_offset(bucket, flaky):
     FlakyFS.plan = [False] + [True] * fs.READ_ATTEMPTS
     reader = hr.TFRecordDataset(flaky + "/p.tfrecord", buffer_size=4096)
     with pytest.raises(
-        fs.RemoteReadError, match=r"p\.tfrecord: reading at byte offset 4096 failed 5 times"
+        fs.RemoteReadError,
+        match=r"p\.tfrecord: reading at byte offset 4096 failed after 5 attempts over [0-9.]+ s \(the budget of 5 attempts\); last cause",
     ) as info:
         list(reader)
     assert info.value.offset == 4096 and info.value.path.endswith("p.tfrecord")

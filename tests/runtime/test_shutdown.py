@@ -226,3 +226,28 @@ def test_interpreter_exit(tmp_path, mode):
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
+
+
+def hour_from_the_third(x):
+    time.sleep(0.001 if int(x) < 2 else 3600)
+    return x
+
+
+@pytest.mark.parametrize("kind", ["process map", "parallelize"])
+def test_close_has_a_deadline_and_kills_workers_that_do_not_answer(kind):
+    # Issue 22, item 1: close() gives the workers one deadline (processes.DRAIN_SECONDS) for all of
+    # them; those still inside a call then are killed, and close returns without waiting for them.
+    ds = hr.Dataset.range(100)
+    if kind == "process map":
+        ds = ds.map(hour_from_the_third, num_parallel_calls=4, executor="process")
+    else:
+        ds = ds.map(hour_from_the_third).parallelize(4)
+    it = iter(ds)
+    assert [int(next(it)) for _ in range(2)] == [0, 1]
+    pids = workers_of(it)
+    assert pids
+    closer = threading.Thread(target=it.close)
+    closer.start()
+    closer.join(HANG_GUARD_SECONDS)  # a hang guard only
+    assert not closer.is_alive(), "close() waited for calls that last an hour"
+    stopped(pids)

@@ -119,10 +119,20 @@ def tree_lines(root: Node) -> list[str]:
     return lines
 
 
-def stepping_stones(node: Node) -> list[Node]:
+def stepping_stones(node: Node, building: bool = False) -> list[Node]:
     """The ancestors of ``node`` whose height is a multiple of :data:`STEP`, lowest first: computing
-    a recursive value at each of them in turn bounds the recursion to one step."""
-    stones = [n for n in post_order(node) if n is not node and height(n) and height(n) % STEP == 0]
+    a recursive value at each of them in turn bounds the recursion to one step. ``building``
+    iterators, a node that builds a chain of its kind as one stage (``builds_flat``: concatenate) is
+    none: an inner node of a chain gets no iterator, and a chain's last node is reached from the
+    stone above it."""
+    stones = [
+        n
+        for n in post_order(node)
+        if n is not node
+        and height(n)
+        and height(n) % STEP == 0
+        and not (building and getattr(n, "builds_flat", False))
+    ]
     stones.sort(key=height)
     return stones
 
@@ -182,7 +192,7 @@ def _built_bottom_up(method: Any) -> Any:
             return method(self, ctx)
         built = _scope.iterators = {}
         try:
-            for stone in stepping_stones(self):  # each one takes the one below it
+            for stone in stepping_stones(self, building=True):  # each one takes the one below it
                 built[(id(stone), id(ctx))] = [stone.iterator(ctx)]
             return method(self, ctx)
         finally:

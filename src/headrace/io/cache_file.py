@@ -45,6 +45,7 @@ import numpy as np
 from ..core.errors import DataLossError, InvalidArgumentError
 from ..core.state import encode_structure, namedtuple_class
 from .crc import crc32c
+from .limits import load_json
 from .publish import fsync_directory, os_error, temporary_path
 
 MAGIC = b"HRCACHE\n"
@@ -54,6 +55,9 @@ VERSION = 1
 ALIGN = 16
 BLOCK_BYTES = 4 << 20  # a block holds about this much data (or one larger element)
 BLOCK_RECORDS = 8192
+#: The most records a writer puts in one block, and so the most a reader accepts: a block of records
+#: that take no bytes (``()``, ``None``) still costs a Python object per record to read back.
+MAX_BLOCK_RECORDS = 1 << 16
 
 _HEAD = struct.Struct("<8sII")
 _BLOCK = struct.Struct("<4sIQII")
@@ -217,7 +221,7 @@ class CacheFileWriter:
         self.path = path
         self.temp = temp or temp_name(path)
         self.block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
-        self.block_records = BLOCK_RECORDS if block_records is None else block_records
+        self.block_records = min(BLOCK_RECORDS if block_records is None else block_records, MAX_BLOCK_RECORDS)
         directory = os.path.dirname(os.path.abspath(path))
         try:
             os.makedirs(directory, exist_ok=True)
@@ -398,9 +402,9 @@ class CacheFileReader:
 
     def _json(self, data: bytes | bytearray, offset: int, what: str) -> dict:
         try:
-            value = json.loads(data)
-        except (ValueError, RecursionError) as exc:
-            raise self._error(offset, f"{what} is not valid JSON ({exc})") from None
+            value = load_json(bytes(data), what, _MAX_JSON)
+        except ValueError as exc:
+            raise self._error(offset, str(exc)) from None
         if not isinstance(value, dict):
             raise self._error(offset, f"{what} is not a JSON object")
         return value
@@ -432,7 +436,11 @@ class CacheFileReader:
         if crc32c(header_bytes) != header_crc:
             raise self._error(_HEAD.size, "header checksum mismatch")
         self.header = self._json(header_bytes, _HEAD.size, "the header")
-        if not data_start <= footer_offset or footer_offset + footer_length != size - _TRAILER.size:
+        if (
+            not data_start <= footer_offset
+            or footer_offset + footer_length != size - _TRAILER.size
+            or footer_length > _MAX_JSON
+        ):
             raise self._error(
                 size - _TRAILER.size,
                 f"footer offset {footer_offset} / length {footer_length} do not fit the file",
@@ -453,6 +461,12 @@ class CacheFileReader:
             offset, length, count = entry
             if offset != expected or length < _BLOCK.size or count < 0 or offset + length > footer_offset:
                 raise self._error(footer_offset, f"block entry {entry} does not follow the previous block")
+            if count > MAX_BLOCK_RECORDS:
+                raise self._error(
+                    footer_offset,
+                    f"block {len(self.blocks)} claims {count:,} records; a writer puts at most "
+                    f"{MAX_BLOCK_RECORDS:,} in a block (a damaged or forged file)",
+                )
             self.blocks.append((offset, length, count))
             self.firsts.append(total)
             expected, total = offset + length, total + count

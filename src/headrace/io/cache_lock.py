@@ -13,7 +13,10 @@ import time
 from typing import Any
 
 from .cache_file import write_error
+from .limits import load_json
 from .publish import is_alive, process_identity, temporary_path
+
+_MAX_LOCK_BYTES = 1 << 16  # a lock holds one process identity: a few hundred bytes
 
 
 class WriterLock:
@@ -37,8 +40,8 @@ class WriterLock:
     def _read(self) -> dict | None:
         try:
             with open(self.path, "rb") as f:
-                data = f.read(1 << 16)
-            value = json.loads(data)
+                data = f.read(_MAX_LOCK_BYTES + 1)
+            value = load_json(data, f"cache lock {self.path}", _MAX_LOCK_BYTES)
         except FileNotFoundError:
             raise
         except (OSError, ValueError):

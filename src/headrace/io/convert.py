@@ -44,6 +44,7 @@ from .compression import normalize_compression
 from .example import serialize_example
 from .fs import as_path, check_storage_options, download, exists, filesystem, is_dir, is_url, upload
 from .index import INDEX_SUFFIX, index_path
+from .limits import load_json
 from .publish import (
     ShardSetError,
     abandon_set,
@@ -561,6 +562,9 @@ def _recorded_shards(prefix: str, num_shards: int) -> list[dict | None]:
     return recorded
 
 
+_MAX_SETTINGS = 1 << 20  # convert's recorded settings: a few dozen fields
+
+
 def settings_path(prefix: str) -> str:
     """Where convert records its settings: a hidden file beside the shards, out of their globs.
 
@@ -575,9 +579,9 @@ def _check_settings(prefix: str, settings: dict) -> None:
     path = settings_path(prefix)
     if os.path.exists(path):
         try:
-            with open(path, encoding="utf-8") as f:
-                saved = json.load(f)
-        except (ValueError, UnicodeDecodeError) as exc:
+            with open(path, "rb") as f:
+                saved = load_json(f.read(_MAX_SETTINGS + 1), "its JSON", _MAX_SETTINGS)
+        except ValueError as exc:
             raise InvalidArgumentError(
                 f"convert: {path} is damaged ({exc}); delete it and the shards of {prefix} to start over"
             ) from None

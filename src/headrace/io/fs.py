@@ -6,8 +6,13 @@ protocol such as ``s3://``, ``gs://``, ``http://`` or ``memory://``. Every funct
 region ...), as ``fsspec.open`` does; local paths ignore them.
 
 Remote files opened for reading retry transient errors (a dropped connection, a timeout, a
-throttled request): :data:`READ_ATTEMPTS` tries with exponential backoff, reopening the file at the
-offset that failed, then :class:`RemoteReadError` naming the file and the offset.
+throttled request) with exponential backoff, reopening the file at the offset that failed, within
+one end-to-end budget per read: ``storage_options["retries"]`` attempts (default
+:data:`READ_ATTEMPTS`) and ``storage_options["deadline"]`` seconds (default :data:`DEADLINE_S`).
+headrace takes both keys out and sets the layers below from them, so their retries do not multiply
+with its own: s3fs and botocore make one attempt per headrace attempt and time out a stalled
+connection within the deadline; fsspec's HTTP client times out within it too. Then
+:class:`RemoteReadError` says how many attempts were made, over how long, and the last cause.
 
 >>> import tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "a.bin")
@@ -39,6 +44,10 @@ _PROTOCOL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
 READ_ATTEMPTS = 5
 #: Seconds before the first retry; doubled for each later one (with up to 50% random jitter).
 RETRY_BACKOFF_S = 0.2
+#: Seconds one remote read (an open, a read, a seek), its retries included, may take in all.
+DEADLINE_S = 60.0
+#: storage_options keys headrace reads itself (the budget of each read), never passed to fsspec.
+BUDGET_KEYS = ("deadline", "retries")
 
 # The files headrace writes beside the user's data. Globs never return them: a `dir/*` read as data
 # would fail on them. (Kept in step with index.index_path, publish.manifest_path and
@@ -90,8 +99,51 @@ def check_storage_options(storage_options: Any, where: str) -> dict | None:
     return dict(storage_options) or None
 
 
+def read_budget(storage_options: dict | None) -> tuple[float, int]:
+    """``(deadline in seconds, attempts)`` of one remote read, from ``storage_options``.
+
+    >>> read_budget({"deadline": 5, "key": "k"})
+    (5.0, 5)
+    """
+    options = storage_options or {}
+    deadline, attempts = options.get("deadline", DEADLINE_S), options.get("retries", READ_ATTEMPTS)
+    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not deadline > 0:
+        raise InvalidArgumentError(
+            f"storage_options['deadline']={deadline!r}: pass the seconds a remote read may take, retries "
+            f"included (> 0; default {DEADLINE_S:g})"
+        )
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise InvalidArgumentError(
+            f"storage_options['retries']={attempts!r}: pass how many attempts a remote read may make "
+            f"across every layer (an int >= 1; default {READ_ATTEMPTS})"
+        )
+    return float(deadline), attempts
+
+
+def _layer_options(protocol: str, options: dict, deadline: float) -> dict:
+    """``options`` for the protocol's filesystem, with its own retries off and its timeouts within
+    ``deadline`` (where the layer lets us set them), so one budget holds across the layers."""
+    if protocol in ("s3", "s3a"):
+        config = dict(options.get("config_kwargs") or {})
+        config["retries"] = {"total_max_attempts": 1, "mode": "standard"}  # botocore: no retry of its own
+        config["connect_timeout"] = min(config.get("connect_timeout", deadline), deadline)
+        config["read_timeout"] = min(config.get("read_timeout", deadline), deadline)
+        return {**options, "config_kwargs": config}
+    if protocol in ("http", "https"):
+        client = dict(options.get("client_kwargs") or {})
+        if "timeout" not in client:
+            import aiohttp  # noqa: PLC0415 (fsspec's HTTP filesystem needs it)
+
+            client["timeout"] = aiohttp.ClientTimeout(
+                total=deadline, sock_connect=deadline, sock_read=deadline
+            )
+        return {**options, "client_kwargs": client}
+    return options
+
+
 def filesystem(path: str, storage_options: dict | None = None):
-    """``(fsspec filesystem, path inside it)`` for a ``protocol://`` path."""
+    """``(fsspec filesystem, path inside it)`` for a ``protocol://`` path, its layers set to the
+    budget of :func:`read_budget` (see the module's docstring)."""
     try:
         import fsspec  # noqa: PLC0415 (optional dependency, only for protocol:// paths)
     except ImportError:
@@ -99,12 +151,18 @@ def filesystem(path: str, storage_options: dict | None = None):
             f"{path!r} names a remote filesystem, which needs fsspec: pip install 'headrace[fsspec]' "
             "(plus the protocol's package, e.g. s3fs or gcsfs)"
         ) from None
+    deadline, _ = read_budget(storage_options)
+    options = {k: v for k, v in (storage_options or {}).items() if k not in BUDGET_KEYS}
+    protocol = path.partition("://")[0].lower()
     try:
-        return fsspec.core.url_to_fs(path, **(storage_options or {}))
+        fs, inner = fsspec.core.url_to_fs(path, **_layer_options(protocol, options, deadline))
     except ImportError as exc:  # fsspec knows the protocol but its package is missing
         raise InvalidArgumentError(f"{path!r}: {exc}") from None
     except ValueError as exc:
         raise InvalidArgumentError(f"{path!r}: {exc}") from None
+    if protocol in ("s3", "s3a") and getattr(fs, "retries", 1) != 1:
+        fs.retries = 1  # s3fs's own retry loop (an instance made with headrace's botocore config)
+    return fs, inner
 
 
 # --- transient errors -------------------------------------------------------------------------------
@@ -115,6 +173,14 @@ _TRANSIENT_MODULES = ("aiohttp", "urllib3", "requests", "http")
 def is_transient(exc: BaseException) -> bool:
     """Whether retrying the same read may succeed: connection, timeout and service errors, not a
     missing file or a refused permission."""
+    cause = exc.__cause__
+    if isinstance(exc, FileNotFoundError) and cause is not None and not isinstance(cause, _PERMANENT):
+        # fsspec's HTTP filesystem reports any failure to look a file up (a timeout, a 503) as
+        # FileNotFoundError: what it came from decides.
+        status = getattr(cause, "status", None)
+        if isinstance(status, int):
+            return status >= 500 or status == 429
+        return is_transient(cause)
     if isinstance(exc, _PERMANENT):
         return False
     if isinstance(exc, OSError):  # ConnectionError, TimeoutError, and what s3fs/gcsfs translate to
@@ -126,34 +192,43 @@ def is_transient(exc: BaseException) -> bool:
     return module == "botocore" and any(w in name for w in ("Connection", "Timeout", "IncompleteRead"))
 
 
-def _backoff(attempt: int) -> None:
-    delay = RETRY_BACKOFF_S * (2**attempt)
-    time.sleep(delay * (1 + 0.5 * random.random()))
+def _backoff_s(attempt: int) -> float:
+    return RETRY_BACKOFF_S * (2**attempt) * (1 + 0.5 * random.random())
 
 
 class RemoteReadError(OSError):
-    """A remote read that failed :data:`READ_ATTEMPTS` times; ``path`` and ``offset`` say where."""
+    """A remote read that ran out of its budget (attempts or deadline); ``path`` and ``offset`` say
+    where, ``attempts`` and ``seconds`` what it tried, ``__cause__`` the last error."""
 
-    def __init__(self, path: str, offset: int, attempts: int, cause: BaseException):
+    def __init__(
+        self, path: str, offset: int, attempts: int, cause: BaseException, seconds: float = 0.0, why: str = ""
+    ):
         super().__init__(
-            f"{path}: reading at byte offset {offset} failed {attempts} times "
-            f"({type(cause).__name__}: {cause}); check the connection, the endpoint and the credentials "
-            "(storage_options), then resume from the last checkpoint"
+            f"{path}: reading at byte offset {offset} failed after {attempts} attempt"
+            f"{'s' if attempts != 1 else ''} over {seconds:.1f} s{' (' + why + ')' if why else ''}; last "
+            f"cause: {type(cause).__name__}: {cause}. Check the connection, the endpoint and the "
+            "credentials (storage_options; 'deadline' and 'retries' set the budget), then resume from "
+            "the last checkpoint"
         )
-        self.path, self.offset, self.attempts = path, offset, attempts
+        self.path, self.offset, self.attempts, self.seconds = path, offset, attempts, seconds
 
 
 class RetryingFile:
     """A remote file opened for reading whose reads survive transient errors: a failed read is
-    retried with backoff on a freshly opened file at the same offset."""
+    retried with backoff on a freshly opened file at the same offset, within the budget of
+    :func:`read_budget` per read."""
 
-    def __init__(self, path: str, fs: Any, inner: str):
+    def __init__(
+        self, path: str, fs: Any, inner: str, deadline: float = DEADLINE_S, attempts: int = READ_ATTEMPTS
+    ):
         self.path, self._fs, self._inner = path, fs, inner
+        self.deadline, self.attempts = deadline, attempts
         self._position = 0
         self._file = self._retry(lambda: fs.open(inner, "rb"), reopen=False)
 
     def _retry(self, operation, reopen: bool = True):
-        for attempt in range(READ_ATTEMPTS):
+        start = time.monotonic()
+        for attempt in range(self.attempts):
             try:
                 if reopen and self._file is None:
                     self._file = self._fs.open(self._inner, "rb")
@@ -164,9 +239,16 @@ class RetryingFile:
                     raise
                 if reopen:
                     self._drop()  # a broken connection: the next try (or a later read) opens a new one
-                if attempt + 1 == READ_ATTEMPTS:
-                    raise RemoteReadError(self.path, self._position, READ_ATTEMPTS, exc) from exc
-                _backoff(attempt)
+                spent = time.monotonic() - start
+                delay = _backoff_s(attempt)
+                if attempt + 1 == self.attempts:
+                    why = f"the budget of {self.attempts} attempts"
+                elif spent + delay >= self.deadline:
+                    why = f"the deadline of {self.deadline:g} s"
+                else:
+                    time.sleep(delay)
+                    continue
+                raise RemoteReadError(self.path, self._position, attempt + 1, exc, spent, why) from exc
         raise AssertionError("unreachable")
 
     def _drop(self) -> None:
@@ -220,7 +302,8 @@ def open_file(path: str, mode: str = "rb", storage_options: dict | None = None) 
     if is_url(path):
         fs, inner = filesystem(path, storage_options)
         if mode == "rb":
-            return RetryingFile(path, fs, inner)  # type: ignore[return-value]
+            deadline, attempts = read_budget(storage_options)
+            return RetryingFile(path, fs, inner, deadline, attempts)  # type: ignore[return-value]
         return fs.open(inner, mode)
     return open(path, mode)  # noqa: SIM115 (the caller closes it)
 

@@ -37,11 +37,13 @@ from ..core.errors import DataLossError, InvalidArgumentError
 from .compression import normalize_compression
 from .crc import crc32c
 from .fs import as_path, exists, file_size, is_url, make_parent_dirs, open_file, remove, replace
+from .limits import load_json
 from .publish import reclaim_temporaries, temporary_path
 from .tfrecord import RecordReader, _kernels
 
 INDEX_SUFFIX = ".hridx"
 MAGIC = b"HRIDX1\n"
+_MAX_HEADER = 1 << 20  # the header is a few fields and a file fingerprint
 _FORMAT = 2  # 2: a CRC32C of the whole sidecar at its end (1 had none)
 _TRAILER = struct.Struct("<I")
 _FINGERPRINT_BYTES = 1 << 16
@@ -209,10 +211,12 @@ def _read_sidecar(path: str, storage_options: dict | None = None) -> tuple[dict,
     if not blob.startswith(MAGIC):
         raise ValueError("it does not start with the headrace index marker")
     newline = blob.find(b"\n", len(MAGIC))
+    header: Any = None
+    damage = "is not a JSON object"
     try:
-        header = json.loads(blob[len(MAGIC) : newline]) if newline > 0 else None
-    except ValueError:
-        header = None
+        header = load_json(blob[len(MAGIC) : newline], "it", _MAX_HEADER) if newline > 0 else None
+    except ValueError as exc:
+        damage = str(exc)[3:]  # "it is nested ..." -> "is nested ...": reported below, after the checksum
     if isinstance(header, dict) and header.get("format") not in (None, _FORMAT):
         raise ValueError(
             f"it has format {header.get('format')!r}, this headrace reads format {_FORMAT} (rebuild it)"
@@ -225,7 +229,7 @@ def _read_sidecar(path: str, storage_options: dict | None = None) -> tuple[dict,
             "interrupted copy); rebuild it"
         )
     if not isinstance(header, dict):
-        raise ValueError("damaged: its header is not a JSON object")
+        raise ValueError(f"damaged: its header {damage}")
     for key, kind in _HEADER_TYPES.items():
         if type(header.get(key)) is not kind:
             raise ValueError(f"damaged: its header has {key}={header.get(key)!r}, not a {kind.__name__}")

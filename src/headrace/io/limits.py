@@ -18,8 +18,12 @@ headrace.io.limits.LimitExceededError: parse_example: feature 'x' of record 0 de
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from ..core.errors import InvalidArgumentError
 
@@ -140,3 +144,78 @@ def check_size(name: str, value: int, where: str) -> None:
     """Raise :class:`LimitExceededError` when ``value`` exceeds budget ``name``."""
     if value > limit(name):
         raise LimitExceededError(exceeded(name, int(value), where), name, int(value))
+
+
+# --- metadata JSON ---------------------------------------------------------------------------------
+#: Nesting a headrace metadata file can have: an element structure is at most 65 levels of tuples and
+#: dicts (``core.state.MAX_DEPTH``), up to 3 JSON levels each, inside a few levels of the file's own.
+#: Far below what makes the JSON decoder recurse out of the stack.
+MAX_JSON_DEPTH = 256
+
+
+class DamagedJSONError(ValueError):
+    """Metadata JSON that is invalid, nested too deeply or too large; the message says which."""
+
+
+def json_depth(data: bytes) -> int:
+    """The deepest nesting of arrays and objects in ``data`` (UTF-8 JSON), without parsing it.
+
+    Counts the brackets outside strings, in C and numpy: a quote opens or closes a string unless an
+    odd run of backslashes precedes it. On valid JSON this is the depth the decoder would recurse
+    to; on invalid JSON it is exact up to the first invalid byte, where the decoder stops.
+
+    >>> json_depth(b'{"a": [1, "]]]", {"b": 2}]}')
+    3
+    """
+    raw = np.frombuffer(data, np.uint8)
+    quotes = np.flatnonzero(raw == 34)
+    if quotes.size:
+        slashes = np.flatnonzero(raw == 92)
+        if slashes.size:
+            first = np.ones(slashes.size, bool)
+            first[1:] = np.diff(slashes) != 1
+            run_start = slashes[np.maximum.accumulate(np.where(first, np.arange(slashes.size), 0))]
+            before = np.maximum(np.searchsorted(slashes, quotes) - 1, 0)
+            escaped = (slashes[before] == quotes - 1) & ((quotes - run_start[before]) % 2 == 1)
+            quotes = quotes[~escaped]
+    opens = np.flatnonzero((raw == 91) | (raw == 123))
+    if not opens.size:
+        return 0
+    closes = np.flatnonzero((raw == 93) | (raw == 125))
+    where = np.concatenate([opens, closes])
+    steps = np.concatenate([np.ones(opens.size, np.int32), np.full(closes.size, -1, np.int32)])
+    order = np.argsort(where, kind="stable")
+    where, steps = where[order], steps[order]
+    steps[np.searchsorted(quotes, where) % 2 == 1] = 0  # inside a string
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def load_json(data: bytes | str, what: str, max_bytes: int, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse metadata JSON (a manifest, a sidecar header, a lock, a cache file's header): the one
+    bounded reader. Size and nesting are checked before parsing, so a hostile file gives
+    :class:`DamagedJSONError` naming ``what`` and the reason, never a ``RecursionError`` or
+    ``MemoryError``.
+
+    >>> load_json(b'{"a": [1]}', "the lock", 100)
+    {'a': [1]}
+    >>> load_json(b"[" * 1000 + b"]" * 1000, "the lock", 4096)
+    Traceback (most recent call last):
+    ...
+    headrace.io.limits.DamagedJSONError: the lock is nested 1000 levels deep, more than the 256 a headrace file can have
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if len(data) > max_bytes:
+        raise DamagedJSONError(
+            f"{what} holds {len(data):,} bytes of JSON, more than the {max_bytes:,} a headrace file of "
+            "its kind can have"
+        )
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise DamagedJSONError(
+            f"{what} is nested {depth} levels deep, more than the {max_depth} a headrace file can have"
+        )
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # RecursionError: only if called already near the limit
+        raise DamagedJSONError(f"{what} is not valid JSON ({exc})") from None

@@ -37,6 +37,7 @@ from ..core.errors import DataLossError
 from . import fs as storage
 from .crc import crc32c
 from .fs import is_url
+from .limits import load_json
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "headrace shard set"
@@ -110,7 +111,7 @@ def is_alive(identity: dict) -> bool:
     if identity.get("boot") and boot and identity["boot"] != boot:
         return False
     pid = identity.get("pid")
-    if type(pid) is not int or pid <= 0:
+    if type(pid) is not int or not 0 < pid < 2**31:  # a pid is a positive C int: no process has another
         return False
     try:
         os.kill(pid, 0)
@@ -303,9 +304,12 @@ def read_manifest(path: str, storage_options: dict | None = None) -> dict:
     try:
         with storage.open_file(path, "rb", storage_options) as f:
             data = f.read(_MAX_MANIFEST_BYTES + 1)
-        body = json.loads(data) if len(data) <= _MAX_MANIFEST_BYTES else None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise ShardSetError(f"shard set manifest {path} cannot be read ({exc}); {_RESTART}") from None
+    try:
+        body = load_json(data, "its JSON", _MAX_MANIFEST_BYTES)
+    except ValueError as exc:
+        raise ShardSetError(f"shard set manifest {path} is damaged ({exc}); {_RESTART}") from None
     if not isinstance(body, dict) or body.get("format") != MANIFEST_FORMAT:
         raise ShardSetError(f"{path} is not a headrace shard set manifest; {_RESTART}")
     claimed = body.pop("checksum", None)

@@ -63,68 +63,111 @@ class ConcatenateNode(Node):
                     out[position] = element
         return out
 
+    #: A chain of concatenates is built as one stage over all its inputs (see ConcatenateIterator),
+    #: so an inner concatenate of a chain gets no iterator and is no stepping stone for building.
+    builds_flat = True
+
+    def chain(self) -> list[Node]:
+        """The inputs of the chain of concatenates ending here, in order (``a.concatenate(b)
+        .concatenate(c)`` and ``a.concatenate(b.concatenate(c))``: ``[a, b, c]``); iterative."""
+        inputs: list[Node] = []
+        stack: list[Node] = [self]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ConcatenateNode):
+                stack += (node.parents[1], node.parents[0])
+            else:
+                inputs.append(node)
+        return inputs
+
     def iterator(self, ctx: Context) -> ConcatenateIterator:
-        return ConcatenateIterator(self, self.parents[0].iterator(ctx), self.parents[1].iterator(ctx))
+        return ConcatenateIterator(self, [node.iterator(ctx) for node in self.chain()])
 
 
 class ConcatenateIterator(NodeIterator[ConcatenateNode]):
-    state_keys = ("first", "second", "in_second")
+    """Every input of a chain of concatenates in turn: pulling an element is one call into the input
+    being read, whatever the chain's length (nested iterators took one Python call per concatenate:
+    a chain of 600 overflowed the stack), and the state is a flat list, not nested per concatenate."""
 
-    def __init__(self, node: ConcatenateNode, first: NodeIterator, second: NodeIterator):
-        super().__init__(node, first, second)
-        self.first, self.second = first, second
-        self.in_second = False
+    state_keys = ("inputs", "current")
+
+    def __init__(self, node: ConcatenateNode, inputs: list[NodeIterator]):
+        super().__init__(node, *inputs)
+        self.current = 0  # the input being read
 
     def next_chunk(self, n: int) -> list:
-        if not self.in_second:
+        inputs = self.inputs
+        while True:
             try:
-                chunk = self.first.next_chunk(n)
-                self.produced += len(chunk)
-                return chunk
+                chunk = inputs[self.current].next_chunk(n)
             except StopIteration:
-                self.in_second = True
-        chunk = self.second.next_chunk(n)
-        self.produced += len(chunk)
-        return chunk
+                if self.current + 1 >= len(inputs):
+                    raise
+                self.current += 1
+                continue
+            self.produced += len(chunk)
+            return chunk
 
     def __next__(self):
         return self.next_chunk(1)[0]
 
     def seek_forward(self, n: int) -> int | None:
         skipped = 0
-        if not self.in_second:
-            first = self.first.seek_forward(n)
-            if first is None:
-                return None
-            if first == n:
-                return n
-            skipped = first
-            self.in_second = True
-        rest = self.second.seek_forward(n - skipped)
-        if rest is None:  # the second input cannot seek: read and drop instead
-            rest = 0
-            try:
-                while rest < n - skipped:
-                    rest += len(self.second.next_chunk(n - skipped - rest))
-            except StopIteration:
-                pass
-        return skipped + rest
+        while skipped < n:
+            source = self.inputs[self.current]
+            wanted = n - skipped
+            got = source.seek_forward(wanted)
+            if got is None:
+                if skipped == 0:
+                    return None  # the caller reads and drops instead
+                got = 0  # part skipped already: read and drop the rest of this input here
+                try:
+                    while got < wanted:
+                        got += len(source.next_chunk(wanted - got))
+                except StopIteration:
+                    pass
+            skipped += got
+            if got < wanted:  # this input ended
+                if self.current + 1 >= len(self.inputs):
+                    break
+                self.current += 1
+        return skipped
 
     def reset(self) -> None:
-        self.first.reset()
-        self.second.reset()
-        self.in_second = False
+        for source in self.inputs:
+            source.reset()
+        self.current = 0
 
     def get_state(self) -> dict:
-        return {
-            "first": self.first.get_state(),
-            "second": self.second.get_state(),
-            "in_second": self.in_second,
-        }
+        return {"inputs": [source.get_state() for source in self.inputs], "current": self.current}
 
     def set_state(self, state: dict) -> None:
+        if isinstance(state, dict) and "in_second" in state:
+            state = self._flattened(state)
         fields = self._check_state(state)
-        in_second = fields.bool("in_second")
-        self.first.set_state(fields.dict("first"))
-        self.second.set_state(fields.dict("second"))
-        self.in_second = in_second
+        current = fields.int("current", high=len(self.inputs) - 1)
+        states = fields.list("inputs", length=len(self.inputs))
+        for k, value in enumerate(states):
+            if not isinstance(value, dict):
+                raise fields.fail(f"inputs[{k}]", value, "a dict (a stage's state)")
+        for source, value in zip(self.inputs, states):
+            source.set_state(value)
+        self.current = current
+
+    def _flattened(self, state: dict) -> dict:
+        """A checkpoint of the nested format (before the chain was one stage: ``first``, ``second``,
+        ``in_second`` per concatenate) in the flat one; read iteratively."""
+        seconds, flags = [], []
+        for _ in range(len(self.inputs) - 1):
+            if not isinstance(state, dict) or not {"first", "second", "in_second"} <= set(state):
+                return {"nested": state}  # refused by the checks that follow
+            seconds.append(state["second"])
+            flags.append(state["in_second"])
+            state = state["first"]
+        states = [state, *reversed(seconds)]
+        current = 0
+        for position, flag in zip(range(len(flags), 0, -1), flags):  # the outermost first
+            if flag is True:
+                current = position
+                break
+        return {"inputs": states, "current": current}

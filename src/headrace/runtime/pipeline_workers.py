@@ -97,15 +97,17 @@ class _Workers:
             if prefix:
                 cleanup(prefix)
             return
+        deadline = perf_ns() + int(DRAIN_SECONDS * 1e9)  # one deadline for the whole close
         keep = [
-            not self.failed and not w.mid_frame and _drain(w, s) for w, s in zip(self.processes, self.shares)
+            not self.failed and not w.mid_frame and _drain(w, s, deadline)
+            for w, s in zip(self.processes, self.shares)
         ]
         get_pool().release(self.processes, keep, then=lambda: cleanup(prefix))
 
 
-def _drain(worker: WorkerProcess, share: _Share) -> bool:
-    """Read the answers still owed (briefly); True when the worker is idle and can be reused."""
-    deadline = perf_ns() + int(DRAIN_SECONDS * 1e9)
+def _drain(worker: WorkerProcess, share: _Share, deadline: int) -> bool:
+    """Read the answers still owed until ``deadline`` (perf_ns); True when the worker is idle and can
+    be reused (else the caller kills it)."""
     try:
         while share.in_flight:
             left = (deadline - perf_ns()) / 1e9

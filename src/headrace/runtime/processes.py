@@ -41,7 +41,9 @@ from .worker import BAD_MESSAGE, INIT_FAILED, where
 
 CHUNK_SECONDS = 0.004  # work per chunk: enough to amortise a message, small enough to balance
 MAX_CHUNK = 256
-DRAIN_SECONDS = 0.05  # at shutdown, how long a worker may take to return its chunks (else: killed)
+DRAIN_SECONDS = (
+    0.05  # close()'s deadline: how long the workers may take to return their chunks (else: killed)
+)
 _serials = itertools.count()
 
 
@@ -193,26 +195,31 @@ class ProcessExecutor:
         # Workers whose chunks come back soon (a chunk is a few milliseconds) go back to the pool;
         # the others are inside a long user call whose result nobody wants: they are killed, and
         # the files are removed once they are reaped.
+        deadline = time.monotonic() + DRAIN_SECONDS  # one deadline for the whole close, not per worker
         keep = [
-            not self.failed and not worker.mid_frame and self._drain(index)
+            not self.failed and not worker.mid_frame and self._drain(index, deadline)
             for index, worker in enumerate(self.processes)
         ]
         prefix = self.prefix
         get_pool().release(self.processes, keep, then=lambda: cleanup(prefix))
 
-    def _drain(self, index: int) -> bool:
-        """Read the answers still owed by worker ``index`` for up to DRAIN_SECONDS (dropping
-        them); True when it owes nothing any more."""
+    def _drain(self, index: int, deadline: float) -> bool:
+        """Read the answers still owed by worker ``index`` until ``deadline`` (dropping them); True
+        when it owes nothing any more. A worker that owes more then is killed by the caller."""
         worker = self.processes[index]
         conn = worker.conn
-        deadline = time.monotonic() + DRAIN_SECONDS
         try:
             while self.outstanding[index]:
                 left = deadline - time.monotonic()
-                with self._reading:
-                    if left <= 0 or not conn.poll(left):
+                # A prefetch thread may be reading this pipe: wait for it no longer than the deadline.
+                if left <= 0 or not self._reading.acquire(timeout=left):
+                    return False
+                try:
+                    if not conn.poll(max(0.0, deadline - time.monotonic())):
                         return False
                     message = worker.recv()
+                finally:
+                    self._reading.release()
                 kind, body = load(message)[:2]
                 if kind != "done":
                     return False

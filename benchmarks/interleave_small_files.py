@@ -1,0 +1,89 @@
+"""Parallel interleave over many small TFRecord files against serial (issue 22, item 9).
+
+``FILES`` files of ``RECORDS`` records each (local disk, warm page cache), read with
+``Dataset.list_files(...).interleave(TFRecordDataset, cycle_length=8)``: serial, with
+``num_parallel_calls=AUTOTUNE`` and with ``num_parallel_calls=8``, plus tf.data's parallel interleave when
+TensorFlow is importable. Opening a file costs as much as reading its few records, so the parallel
+variants must not spend more on starting a reader per file than they save. Goal: parallel at least as
+fast as serial. All variants alternate within each repeat; medians of ``REPEATS`` runs.
+
+    python benchmarks/interleave_small_files.py [files] [records]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import headrace as hr
+from _common import have
+
+FILES = 500
+RECORDS = 20
+CYCLE = 8
+REPEATS = 5
+
+
+def make_files(directory: str, files: int, records: int) -> str:
+    for index in range(files):
+        with hr.io.TFRecordWriter(os.path.join(directory, f"part-{index:05d}.tfrecord")) as writer:
+            for i in range(records):
+                writer.write(b"%d-%d" % (index, i) * 8)
+    return os.path.join(directory, "part-*.tfrecord")
+
+
+def headrace_run(pattern: str, calls) -> int:
+    ds = hr.Dataset.list_files(pattern, shuffle=False).interleave(
+        hr.TFRecordDataset, cycle_length=CYCLE, num_parallel_calls=calls
+    )
+    return sum(1 for _ in ds)
+
+
+def tf_run(pattern: str) -> int:
+    import tensorflow as tf  # noqa: PLC0415
+
+    ds = tf.data.Dataset.list_files(pattern, shuffle=False).interleave(
+        tf.data.TFRecordDataset, cycle_length=CYCLE, num_parallel_calls=tf.data.AUTOTUNE
+    )
+    return sum(1 for _ in ds)
+
+
+def main() -> None:
+    files = int(sys.argv[1]) if len(sys.argv) > 1 else FILES
+    records = int(sys.argv[2]) if len(sys.argv) > 2 else RECORDS
+    with tempfile.TemporaryDirectory(prefix="headrace-bench-interleave-") as directory:
+        pattern = make_files(directory, files, records)
+        variants = {
+            "serial": lambda: headrace_run(pattern, None),
+            "AUTOTUNE": lambda: headrace_run(pattern, hr.AUTOTUNE),
+            f"num_parallel_calls={CYCLE}": lambda: headrace_run(pattern, CYCLE),
+        }
+        if have("tensorflow"):
+            variants["tf.data AUTOTUNE"] = lambda: tf_run(pattern)
+        else:
+            print("(tensorflow not importable: tf.data skipped)")
+        for run in variants.values():  # warm: page cache, kernels, imports
+            assert run() == files * records
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(REPEATS):
+            for name, run in variants.items():
+                start = time.perf_counter()
+                run()
+                times[name].append(time.perf_counter() - start)
+    total = files * records
+    print(f"{files} files x {records} records, cycle_length={CYCLE}; median of {REPEATS} runs")
+    serial = statistics.median(times["serial"])
+    for name, values in times.items():
+        seconds = statistics.median(values)
+        print(
+            f"  {name:<24} {seconds:7.3f} s  {total / seconds:10,.0f} records/s  {serial / seconds:5.2f}x serial"
+        )
+    worst = max(statistics.median(times[n]) for n in variants if n not in ("serial", "tf.data AUTOTUNE"))
+    print(f"  parallel at least as fast as serial: {'yes' if worst <= serial * 1.05 else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()
