@@ -33,7 +33,7 @@ from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result
 from ..core.state import encode_element
-from . import choose, pool
+from . import choose, worker
 from .calls import apply
 from .defaults import available_cpus, in_flight_window
 from .inline import InlineExecutor
@@ -138,7 +138,7 @@ class ParallelMapIterator(NodeIterator):
             if why is not None:
                 # One warning per process: inside a DataLoader worker this is every iterator.
                 self.kind, self.kind_reason = "thread", describe_unavailable(stage, why)
-                if not _warned_daemonic and not pool.INSIDE_WORKER:
+                if not _warned_daemonic and not worker.INSIDE_WORKER:
                     _warned_daemonic.append(True)
                     warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=user_stacklevel())
         if self.kind == "inline":
