@@ -369,6 +369,9 @@ class ProcessExecutor:
     def poll(self) -> list[tuple[int, bool, Any]]:
         return self.wait(0)
 
+    def resize(self, workers: int) -> None:
+        """A process pool keeps its size: the map's task limit holds it to fewer workers."""
+
     def counters(self) -> dict:
         return {
             "chunk_size": self.chunk_size,
