@@ -88,7 +88,7 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             self._advance_cycle()
         self.produced += count
 
-    def __next__(self):
+    def __next__(self) -> Any:
         while True:
             slot = self.slots[self.cycle_index]
             sub = slot[2] if slot is not None else self._current()  # the common case skips a call

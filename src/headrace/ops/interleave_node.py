@@ -16,6 +16,7 @@ from ..core.node import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Context,
+    Fields,
     Node,
     NodeIterator,
 )
@@ -42,6 +43,12 @@ class InterleaveNode(Node):
     """
 
     op = "interleave"
+    key_name = (
+        "headrace.ops.interleave.InterleaveNode"  # where it was: caches and checkpoints keep their keys
+    )
+    fields = Fields(
+        "map_func", "cycle_length", "block_length", settings=("num_parallel_calls", "deterministic")
+    )
     calls_user_function = True
 
     def __init__(

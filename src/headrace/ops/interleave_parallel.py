@@ -156,7 +156,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         reader.producer.start()  # reads ahead from now on, while the cycle visits other slots
         return reader
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if not self.deterministic:
             ready, value = self._any_ready()
             if ready:
