@@ -53,13 +53,16 @@ fuzz: $(STAMP)
 peers: $(STAMP)
 	$(PY) -m pip install --quiet tensorflow-cpu 'torch==2.13.0'
 
-# The whole package is type-checked (config: pyproject.toml [tool.mypy]).
+# The whole package is type-checked (config: pyproject.toml [tool.mypy]); the layers every stage
+# runs on (core, runtime, ops) also with every function annotated.
 MYPY_FILES := src/headrace
+MYPY_STRICT_FILES := src/headrace/core src/headrace/runtime src/headrace/ops
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks tools
 	$(VENV)/bin/ruff format --check src tests benchmarks tools
 	$(VENV)/bin/mypy $(MYPY_FILES)
+	$(VENV)/bin/mypy --disallow-untyped-defs $(MYPY_STRICT_FILES)
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests benchmarks tools

@@ -31,7 +31,7 @@ from .ops.flat_map import FlatMapNode
 from .ops.global_shuffle import GlobalShuffleNode
 from .ops.group_by_window import GroupByWindowNode
 from .ops.ignore_errors import IgnoreErrorsNode
-from .ops.interleave import InterleaveNode
+from .ops.interleave_node import InterleaveNode
 from .ops.map import MapNode
 from .ops.padded_batch import PaddedBatchNode
 from .ops.prefetch import PrefetchNode

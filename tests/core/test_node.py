@@ -1,17 +1,21 @@
 """The iterator base class: typed by its node, timed by the template, knobs off by default."""
 
+import pickle
+
 import numpy as np
 import pytest
 
 import headrace as hr
 from headrace.core.errors import CheckpointError, InvalidArgumentError
-from headrace.core.node import Context, Node, NodeIterator
+from headrace.core.fingerprint import fingerprint, pipeline_key
+from headrace.core.node import Context, Fields, Node, NodeIterator, Role, height
 from headrace.core.state import StateFields
 from headrace.sources.range import RangeNode
 
 
 class CountNode(Node):
     op = "count"
+    fields = Fields("stop")
 
     def __init__(self, stop: int):
         super().__init__()
@@ -212,3 +216,85 @@ def test_chunks_give_errors_at_their_place_in_element_order(source, op):
     for k in (2, 3, 8, 64):
         it = make()
         assert _events(lambda it=it, k=k: it.root.next_chunk(k)) == expected, f"chunks of {k}"
+
+
+# --- declared fields: what identity, pickling and keys read ---------------------------------------
+class Tunable(Node):
+    op = "tunable"
+    fields = Fields("size", settings=("workers",), resources=("client",))
+
+    def __init__(self, parent, size, workers=1, client=None):
+        super().__init__(parent)
+        self.size, self.workers, self.client, self.name = size, workers, client, None
+
+
+def test_an_attribute_the_node_does_not_declare_fails_at_construction():
+    class Sloppy(Node):
+        op = "sloppy"
+        fields = Fields("size")
+
+        def __init__(self, size):
+            super().__init__()
+            self.size = size
+            self.cache_hint = 3  # not declared: would change keys silently
+
+    with pytest.raises(TypeError, match=r"Sloppy sets 'cache_hint'.*declaration does not list"):
+        Sloppy(4)
+
+
+def test_an_attribute_added_after_construction_fails_where_keys_are_made():
+    node = CountNode(3)
+    node.late = 1
+    for read in (node.arguments, lambda: pickle.dumps(node), lambda: pipeline_key(node)):
+        with pytest.raises(TypeError, match="'late'"):
+            read()
+
+
+def test_a_subclass_adds_to_its_bases_declaration_and_cannot_change_a_role():
+    class Bigger(Tunable):
+        fields = Fields("extra")
+
+        def __init__(self, parent, size):
+            super().__init__(parent, size)
+            self.extra = 1
+
+    assert Bigger.roles() == {**Tunable.roles(), "extra": Role.IDENTITY}
+    assert Bigger(RangeNode(0, 3, 1), 2).arguments()["extra"] == 1
+    with pytest.raises(TypeError, match="'size' is a identity of a base class"):
+
+        class Confused(Tunable):
+            fields = Fields(settings=("size",))
+
+
+def test_roles_decide_the_keys():
+    source = RangeNode(0, 5, 1)
+    base = Tunable(source, 2)
+    setting = Tunable(source, 2, workers=8)
+    resource = Tunable(source, 2, client=object())
+    identity = Tunable(source, 3)
+    assert pipeline_key(setting) == pipeline_key(resource) == pipeline_key(base) != pipeline_key(identity)
+    assert fingerprint(resource) == fingerprint(base) != fingerprint(setting)
+    assert fingerprint(identity) != fingerprint(base)
+
+
+def test_pickling_keeps_the_declared_fields_and_parents_only():
+    node = Tunable(RangeNode(0, 5, 1), 2, workers=3)
+    assert node.cardinality() is not None and height(node) == 1  # a derived value: stays here
+    assert "_derived" in node.__dict__
+    clone = pickle.loads(pickle.dumps(node))
+    assert clone.arguments() == node.arguments() and len(clone.parents) == 1
+    assert "_derived" not in clone.__dict__
+
+
+def test_every_stage_of_a_pipeline_declares_its_fields():
+    ds = (
+        hr.Dataset.from_tensor_slices(np.arange(8))
+        .shuffle(4, seed=1)
+        .map(lambda x: x + 1, num_parallel_calls=2)
+        .interleave(lambda x: hr.Dataset.range(x), cycle_length=2)
+        .batch(2)
+        .prefetch(1)
+    )
+    for node in ds.node.walk():
+        node.check_fields()
+        assert set(node.arguments()) <= set(type(node).roles())

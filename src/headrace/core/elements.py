@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .errors import CheckpointError
-from .node import Context, Node, NodeIterator
+from .node import Access, Context, Fields, Node, NodeIterator
 from .spec import spec_of
 
 
@@ -14,6 +16,7 @@ class ElementsNode(Node):
     """The elements of ``elements`` in order; ``spec`` is their element_spec when known in advance."""
 
     op = "elements"
+    fields = Fields("elements", "spec")
 
     def __init__(self, elements: list, spec: Any = None):
         super().__init__()
@@ -34,7 +37,7 @@ class ElementsNode(Node):
     def random_access_length(self) -> int:
         return len(self.elements)
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         return [self.elements[int(i)] for i in indices]
 
     def iterator(self, ctx: Context) -> ElementsIterator:
@@ -57,7 +60,7 @@ class ElementsIterator(NodeIterator[ElementsNode]):
         self.produced += len(out)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

@@ -40,19 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from .node import Node, derived, post_order
+from .node import Node, Role, derived, post_order
 
 FINGERPRINT_VERSION = 2
 
-#: Node arguments that do not decide what it yields: per-process resources and seeds drawn per
-#: construction (parents, counters and derived values are not arguments at all: ``Node.arguments``).
-#: ``storage_options`` are how files are reached (credentials, endpoints), not which files: rotating
-#: a key keeps caches and checkpoints.
-_NOT_IDENTITY = frozenset({"store", "fallback_seed", "storage_options"})
-#: Arguments that decide how a stage runs, not what it yields: a checkpoint moves between serial,
-#: thread and process execution and survives renaming a stage. A node class adds its own in
-#: ``elastic_arguments`` (e.g. distribute's rank: a checkpoint restores into any rank).
-_EXECUTION_SETTINGS = frozenset({"num_parallel_calls", "executor", "deterministic", "name"})
+#: Which node arguments count is each node class's declaration (``Node.fields``): resources (stores,
+#: credentials, seeds drawn per construction) never; execution settings (parallelism, executor, order,
+#: names, distribute's rank) in cache fingerprints only, so a checkpoint moves between serial, thread
+#: and process execution, survives renaming a stage and restores into any rank.
 _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, np.generic, np.dtype)
 _SAMPLED_BYTES = 16 << 20  # arrays larger than this count in checkpoint keys by an even sample
 _CLASS_NOISE = frozenset(
@@ -224,17 +219,13 @@ class _Hasher:
     # --- stages -------------------------------------------------------------------------------------
     def node_arguments(self, node: Node) -> None:
         kind = type(node)
-        self.token(b"S", f"{kind.__module__}.{kind.__qualname__}".encode())
+        self.token(b"S", (kind.__dict__.get("key_name") or f"{kind.__module__}.{kind.__qualname__}").encode())
         self.token(b"v", (library_version(kind.__module__) or "").encode())
         arguments = node.arguments()
-        # A checkpoint may move between execution settings and values of a stage's
-        # ``elastic_arguments`` (distribute's rank and job size): they stay out of the pipeline key,
-        # never out of cache fingerprints.
-        skipped = _NOT_IDENTITY
-        if self.checkpoint:
-            skipped = skipped | _EXECUTION_SETTINGS | getattr(kind, "elastic_arguments", frozenset())
+        roles = kind.roles()
+        counted = (Role.IDENTITY,) if self.checkpoint else (Role.IDENTITY, Role.SETTING)
         for key in sorted(arguments):
-            if key in skipped:
+            if roles[key] not in counted:
                 continue
             self.token(b"k", key.encode())
             self._named(key, arguments[key])

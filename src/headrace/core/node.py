@@ -21,11 +21,12 @@ Iterator protocol, in order of importance:
 
 from __future__ import annotations
 
+import enum
 import functools
 import itertools
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
@@ -45,6 +46,61 @@ AUTOTUNE = -1
 #: Attributes of a node that are not its arguments: its parents, the iteration counter random stages
 #: draw seeds from, and the cache of values derived from it (see :func:`derived`).
 NOT_ARGUMENTS = frozenset({"parents", "_iterations", "_derived"})
+
+
+class Role(enum.Enum):
+    """What a node's argument is to its identity (see :class:`Fields`)."""
+
+    #: decides what the stage yields: in cache fingerprints and in checkpoint keys
+    IDENTITY = "identity"
+    #: decides how the stage runs (parallelism, executor, order, its name; distribute's rank): in
+    #: cache fingerprints, not in checkpoint keys, so a checkpoint moves between settings
+    SETTING = "setting"
+    #: how this process reaches the data (a store, credentials) or a seed drawn when the node was
+    #: built: in neither key, so rotating a credential keeps caches and checkpoints
+    RESOURCE = "resource"
+
+
+class Fields:
+    """The arguments a node class declares, each with its :class:`Role`; a subclass adds to its
+    base's. Repr-independent identity, pickling, ``arguments()``, cache fingerprints and checkpoint
+    keys read it, and a node that sets an attribute it does not declare fails at construction (an
+    undeclared attribute would silently change those keys).
+
+    >>> Fields("batch_size", settings=("num_parallel_calls",)).roles["num_parallel_calls"].value
+    'setting'
+    """
+
+    __slots__ = ("roles",)
+
+    def __init__(self, *identity: str, settings: tuple[str, ...] = (), resources: tuple[str, ...] = ()):
+        self.roles: dict[str, Role] = {}
+        for names, role in ((identity, Role.IDENTITY), (settings, Role.SETTING), (resources, Role.RESOURCE)):
+            for name in names:
+                if name in self.roles or name in NOT_ARGUMENTS:
+                    raise TypeError(
+                        f"Fields: {name!r} is declared twice or is reserved ({sorted(NOT_ARGUMENTS)})"
+                    )
+                self.roles[name] = role
+
+    def __repr__(self) -> str:
+        return f"Fields({', '.join(f'{name}={role.value}' for name, role in self.roles.items())})"
+
+    def named(self, *roles: Role) -> frozenset[str]:
+        return frozenset(name for name, role in self.roles.items() if role in roles)
+
+
+def _checks_fields(init: Any) -> Any:
+    """Wrap a node class's ``__init__``: once the outermost one returns, every attribute set must be
+    declared in the class's :class:`Fields`."""
+
+    @functools.wraps(init)
+    def wrapper(self: Node, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if type(self).__init__ is wrapper:
+            self.check_fields()
+
+    return wrapper
 
 
 def derived(node: Node) -> dict:
@@ -249,10 +305,30 @@ class Node:
     never_raises: ClassVar[bool] = False
     #: random stages draw a fresh seed per iteration from this counter (see ``Context.iteration_of``).
     _iterations: itertools.count
+    #: the arguments a node class sets, each with its role: a subclass declares its own (see
+    #: :class:`Fields`); ``name`` is an execution setting of every stage that takes one
+    fields: ClassVar[Fields] = Fields(settings=("name",))
+    #: the class's name in cache fingerprints and checkpoint keys when it is not ``module.qualname``
+    #: (a class that moved keeps the keys made before)
+    key_name: ClassVar[str] = ""
+    #: every argument's role, the base classes' declarations included (made by ``__init_subclass__``)
+    _roles: ClassVar[dict[str, Role]] = {"name": Role.SETTING}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Deep pipelines (see STEP): each op computes these from its parents' results recursively.
         super().__init_subclass__(**kwargs)
+        roles: dict[str, Role] = {}
+        for base in reversed(cls.__mro__[1:]):
+            roles.update(base.__dict__.get("_roles", {}))
+        own = cls.__dict__.get("fields")
+        if own is not None:
+            for name, role in own.roles.items():
+                if roles.get(name, role) is not role:
+                    raise TypeError(f"{cls.__qualname__}: {name!r} is a {roles[name].value} of a base class")
+                roles[name] = role
+        cls._roles = roles
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _checks_fields(cls.__dict__["__init__"])  # type: ignore[method-assign]
+        # Deep pipelines (see STEP): each op computes these from its parents' results recursively.
         for method in ("cardinality", "random_access_length"):
             if method in cls.__dict__:
                 setattr(cls, method, _bottom_up(cls.__dict__[method]))
@@ -393,8 +469,27 @@ class Node:
             stack.extend(reversed(node.parents))
 
     def arguments(self) -> dict:
-        """What the node was built with (its attributes less parents, counters and derived values)."""
-        return {key: value for key, value in self.__dict__.items() if key not in NOT_ARGUMENTS}
+        """What the node was built with: its declared fields (see :class:`Fields`)."""
+        self.check_fields()
+        roles = self._roles
+        return {key: value for key, value in self.__dict__.items() if key in roles}
+
+    @classmethod
+    def roles(cls) -> dict[str, Role]:
+        """Every declared argument of this node class and its role."""
+        return dict(cls._roles)
+
+    def check_fields(self) -> None:
+        """Raise TypeError naming any attribute the node class does not declare."""
+        roles = self._roles
+        undeclared = [key for key in self.__dict__ if key not in roles and key not in NOT_ARGUMENTS]
+        if undeclared:
+            kind = type(self)
+            raise TypeError(
+                f"{kind.__module__}.{kind.__qualname__} sets {', '.join(map(repr, undeclared))}, which its "
+                "`fields = Fields(...)` declaration does not list: declare each attribute with its role "
+                "(identity, settings= or resources=), since cache fingerprints and checkpoint keys read it"
+            )
 
     def with_parents(self, *parents: Node) -> Node:
         """A copy of this stage reading from ``parents`` (for plan rewrites). The copy shares the
@@ -406,10 +501,10 @@ class Node:
         return copy
 
     def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state.pop("_iterations", None)
-        state.pop("_derived", None)
-        return state
+        # The parents and the declared fields: counters and derived values stay in this process.
+        self.check_fields()
+        roles = self._roles
+        return {key: value for key, value in self.__dict__.items() if key in roles or key == "parents"}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -608,7 +703,7 @@ class NodeIterator(Generic[NodeT]):
         return f"<{type(self).__name__} {self.name}>"
 
 
-def call(fn, element: Any) -> Any:
+def call(fn: Callable[..., Any], element: Any) -> Any:
     """Call a user function on an element, unpacking tuples into positional arguments (as tf.data)."""
     if type(element) is tuple:
         return fn(*element)

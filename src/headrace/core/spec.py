@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, cast
 
 import numpy as np
@@ -162,7 +163,7 @@ class TensorShape:
             raise ValueError("cannot take the length of a shape of unknown rank")
         return len(self.dims)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         if self.dims is None:
             raise ValueError("cannot iterate over a shape of unknown rank")
         return iter(self.dims)

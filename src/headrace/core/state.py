@@ -34,7 +34,9 @@ MAX_DEPTH = 64
 
 
 # --- structure -----------------------------------------------------------------------------------------
-def encode_structure(element: Any, leaf: Callable[[Any, str], Any], where: str = "element", depth: int = 0):
+def encode_structure(
+    element: Any, leaf: Callable[[Any, str], Any], where: str = "element", depth: int = 0
+) -> Any:
     """``element``'s tuples, namedtuples and dicts as JSON, each leaf replaced by ``leaf(value, where)``.
 
     >>> encode_structure(({"b": 1}, 2), lambda value, where: value)

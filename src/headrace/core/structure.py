@@ -7,7 +7,7 @@ its own key order, as tf.nest does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .errors import StructureError
@@ -48,7 +48,7 @@ def pack_as(structure: Any, leaves: list) -> Any:
 _END = object()
 
 
-def _pack(structure: Any, leaves) -> Any:
+def _pack(structure: Any, leaves: Iterator[Any]) -> Any:
     if isinstance(structure, tuple):
         values = [_pack(item, leaves) for item in structure]
         return type(structure)(*values) if hasattr(structure, "_fields") else tuple(values)

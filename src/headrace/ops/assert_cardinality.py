@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.args import integer
 from ..core.errors import DataLossError, check
-from ..core.node import INFINITE_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator
 
 
 class CardinalityMismatchError(DataLossError):
@@ -19,6 +19,7 @@ class AssertCardinalityNode(Node):
     end), as tf.data's ``tf.data.experimental.assert_cardinality``."""
 
     op = "assert_cardinality"
+    fields = Fields("expected")
 
     def __init__(self, parent: Node, expected_cardinality: int, name: str | None = None):
         expected = integer(expected_cardinality)
@@ -74,7 +75,7 @@ class AssertCardinalityIterator(NodeIterator[AssertCardinalityNode]):
         self.produced += len(chunk)
         return chunk
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

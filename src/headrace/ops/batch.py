@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core.args import boolean, integer
@@ -10,7 +12,9 @@ from ..core.node import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
+    Access,
     Context,
+    Fields,
     Node,
 )
 from ..core.structure import map_structure
@@ -26,6 +30,7 @@ class BatchNode(Node):
     """
 
     op = "batch"
+    fields = Fields("batch_size", "drop_remainder", settings=("num_parallel_calls", "deterministic"))
 
     def __init__(
         self,
@@ -69,7 +74,7 @@ class BatchNode(Node):
     def describe_args(self) -> str:
         return f"{self.batch_size}, drop_remainder={self.drop_remainder}"
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         size = self.batch_size if self.drop_remainder else None
         return map_structure(lambda spec: spec.with_leading(size), self.parents[0].element_spec)
 
@@ -85,7 +90,7 @@ class BatchNode(Node):
             return None
         return n // self.batch_size if self.drop_remainder else -(-n // self.batch_size)
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         n, size = self.parents[0].random_access_length(), self.batch_size
         out = []
         for index in np.asarray(indices).tolist():
@@ -98,5 +103,5 @@ class BatchNode(Node):
 
 
 class BatchIterator(BatchingIterator):
-    def combine(self, elements: list):
+    def combine(self, elements: list) -> Any:
         return stack(elements, first_index=self.produced * self.node.batch_size)

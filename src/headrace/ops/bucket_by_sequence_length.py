@@ -15,6 +15,7 @@ from ..core.node import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Context,
+    Fields,
     Node,
     NodeIterator,
     call,
@@ -60,6 +61,16 @@ class BucketBySequenceLengthNode(Node):
     """
 
     op = "bucket_by_sequence_length"
+    fields = Fields(
+        "element_length_func",
+        "bucket_boundaries",
+        "bucket_batch_sizes",
+        "padded_shapes",
+        "padding_values",
+        "pad_to_bucket_boundary",
+        "no_padding",
+        "drop_remainder",
+    )
 
     def __init__(
         self,
@@ -131,7 +142,7 @@ class BucketBySequenceLengthNode(Node):
             f"{self.bucket_batch_sizes}{extra}"
         )
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         spec = self.parents[0].element_spec
         if self.no_padding:
             return map_structure(lambda leaf: leaf.with_leading(None), spec)
@@ -215,7 +226,7 @@ class BucketIterator(NodeIterator[BucketBySequenceLengthNode]):
         self.produced += 1
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         node = self.node
         sizes = node.bucket_batch_sizes
         while not self.end_of_input or self.pending:

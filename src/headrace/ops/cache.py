@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError, user_stacklevel
 from ..core.fingerprint import blind_spots, fingerprint
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.structure import map_structure
 from ..io.cache_file import (
     CacheFileError,
@@ -151,6 +151,7 @@ class CacheNode(Node):
     """
 
     op = "cache"
+    fields = Fields("filename", resources=("storage_options", "store"))
 
     def __init__(
         self, parent: Node, filename: str = "", name: str | None = None, storage_options: dict | None = None
@@ -175,7 +176,7 @@ class CacheNode(Node):
     def describe_args(self) -> str:
         return repr(self.filename) if self.filename else ""
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def cardinality(self) -> int:
@@ -250,7 +251,7 @@ class CacheIterator(NodeIterator[CacheNode]):
         self.produced += len(out)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:
@@ -487,7 +488,7 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         self.produced += len(out)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         offset = self.block_offset
         if self.mode == "read" and offset < len(self.block):  # the common case, without a list slice
             self.block_offset = offset + 1

@@ -7,7 +7,15 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, derived
+from ..core.node import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Context,
+    Fields,
+    Node,
+    NodeIterator,
+    derived,
+)
 from ..core.spec import TensorSpec, common_spec
 from ..core.state import encode_element
 
@@ -26,6 +34,7 @@ class ChooseFromDatasetsNode(Node):
     """
 
     op = "choose_from_datasets"
+    fields = Fields("num_datasets", "stop_on_empty_dataset")
 
     def __init__(
         self,
@@ -197,7 +206,7 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
         self.produced += len(out)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

@@ -6,7 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, derived
+from ..core.node import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Access,
+    Context,
+    Node,
+    NodeIterator,
+    derived,
+)
 from ..core.spec import common_spec
 
 _NAMES = ["this dataset", "the dataset argument"]
@@ -47,7 +55,7 @@ class ConcatenateNode(Node):
         first, second = (p.random_access_length() for p in self.parents)
         return None if first is None or second is None else first + second
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         indices = np.asarray(indices, dtype=np.int64)
         boundary = self.parents[0].random_access_length()
         if boundary is None:
@@ -108,7 +116,7 @@ class ConcatenateIterator(NodeIterator[ConcatenateNode]):
             self.produced += len(chunk)
             return chunk
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def seek_forward(self, n: int) -> int | None:

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from ..core.args import integer
 from ..core.errors import CheckpointError, InvalidArgumentError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.structure import map_structure
 
 REMAINDERS = ("repeat", "pad", "drop")
@@ -75,7 +76,7 @@ _LAYOUT: ContextVar[Layout | None] = ContextVar("headrace_job_layout", default=N
 
 
 @contextlib.contextmanager
-def job_layout(layout: Layout):
+def job_layout(layout: Layout) -> Iterator[Layout]:
     """Iterators built inside take ``layout`` for ``distribute()`` stages (adapters use this)."""
     token = _LAYOUT.set(layout)
     try:
@@ -107,7 +108,7 @@ class DistributeNode(Node):
 
     op = "distribute"
     #: a checkpoint restores into any rank of a job of any size (see core.fingerprint.pipeline_key)
-    elastic_arguments: ClassVar[frozenset[str]] = frozenset({"num_replicas", "rank"})
+    fields = Fields("remainder", settings=("num_replicas", "rank"))
 
     def __init__(
         self,
@@ -287,7 +288,7 @@ class DistributeIterator(NodeIterator[DistributeNode]):
         self.produced += len(out)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if self._alone:
             return self.next_chunk(1)[0]
         if self.done:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import check
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Access, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
@@ -21,6 +21,7 @@ class EnumerateNode(Node):
     """
 
     op = "enumerate"
+    fields = Fields("start")
     never_raises = True
 
     def __init__(self, parent: Node, start: int = 0, name: str | None = None):
@@ -48,7 +49,7 @@ class EnumerateNode(Node):
     def random_access_length(self) -> int | None:
         return self.parents[0].random_access_length()
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         numbers = np.asarray(indices, dtype=np.int64) + np.int64(self.start)
         return list(zip(numbers, self.parents[0].elements_at(indices, access)))
 
@@ -68,7 +69,7 @@ class EnumerateIterator(NodeIterator[EnumerateNode]):
         # that may fail cannot say which element did, so those are enumerated one by one.
         self.chunked = node.parents[0].cannot_fail()
 
-    def __next__(self):
+    def __next__(self) -> Any:
         try:
             element = next(self.parent)
         except StopIteration:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import Context, Node, NodeIterator, note_stage, predicate_bool
+from ..core.node import Context, Fields, Node, NodeIterator, note_stage, predicate_bool
 from ..core.state import encode_element
 
 
@@ -18,6 +19,7 @@ class FilterNode(Node):
     """``filter(predicate)``: the predicate returns a scalar bool (Python or numpy)."""
 
     op = "filter"
+    fields = Fields("predicate")
     calls_user_function = True
 
     def __init__(self, parent: Node, predicate: Callable, name: str | None = None):
@@ -32,7 +34,7 @@ class FilterNode(Node):
     def describe_args(self) -> str:
         return self.name or describe(self.predicate)
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def iterator(self, ctx: Context) -> FilterIterator:
@@ -118,7 +120,7 @@ class FilterIterator(NodeIterator[FilterNode]):
         first = self.position - len(self.pending) - len(inputs)
         return self._filter(inputs, first)
 
-    def __next__(self):
+    def __next__(self) -> Any:
         predicate = self.predicate
         while True:
             if self.pending:  # a held error keeps its element here, so it is checked only here

@@ -8,7 +8,7 @@ from typing import Any
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import Context, Node, NodeIterator, open_user_dataset
+from ..core.node import Context, Fields, Node, NodeIterator, open_user_dataset
 from ..core.state import encode_element
 
 
@@ -19,6 +19,7 @@ class FlatMapNode(Node):
     """
 
     op = "flat_map"
+    fields = Fields("map_func")
     calls_user_function = True
 
     def __init__(self, parent: Node, map_func: Callable, name: str | None = None):
@@ -59,7 +60,7 @@ class FlatMapIterator(NodeIterator[FlatMapNode]):
             self.input = element
         return self.sub
 
-    def __next__(self):
+    def __next__(self) -> Any:
         while True:
             try:
                 element = next(self._current())

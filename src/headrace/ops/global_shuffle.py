@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core.args import boolean, integer
 from ..core.errors import InvalidArgumentError, check
-from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, resolve_seed
+from ..core.node import Access, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
 from .support.permutation import IndexPermutation
 
 _READ_AHEAD = 64  # elements read per random-access call on the single-element path
@@ -23,6 +25,7 @@ class GlobalShuffleNode(Node):
     """
 
     op = "global_shuffle"
+    fields = Fields("seed", "reshuffle_each_iteration", resources=("fallback_seed",))
     reorders = True
 
     def __init__(
@@ -61,7 +64,7 @@ class GlobalShuffleNode(Node):
     def describe_args(self) -> str:
         return f"seed={self.seed}"
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def cardinality(self) -> int:
@@ -117,7 +120,7 @@ class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
         out = self.parent_node.elements_at(indices, self._access)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         offset = self.position - self._ahead_start
         if not 0 <= offset < len(self._ahead):
             if self.position >= self.length:

@@ -15,6 +15,7 @@ from ..core.node import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Context,
+    Fields,
     Node,
     NodeIterator,
     call,
@@ -57,6 +58,7 @@ class GroupByWindowNode(Node):
     """
 
     op = "group_by_window"
+    fields = Fields("key_func", "reduce_func", "window_size", "window_size_func", "wrap")
     calls_user_function = True
 
     def __init__(
@@ -198,7 +200,7 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
                 self._flush(min(self.groups))
         return cast("tuple[int, list, NodeIterator]", self.current)[2]  # set by _fill_window or _flush
 
-    def __next__(self):
+    def __next__(self) -> Any:
         while True:
             sub = self._current()
             if sub is None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from ..core.errors import CheckpointError, WorkerError, check
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Fields, Node, NodeIterator
 
 logger = logging.getLogger("headrace.ignore_errors")
 
@@ -36,6 +37,7 @@ class IgnoreErrorsNode(Node):
     """
 
     op = "ignore_errors"
+    fields = Fields("log_warning")
 
     def __init__(self, parent: Node, log_warning: bool = False, name: str | None = None):
         check(isinstance(log_warning, bool), "log_warning", log_warning, "True or False")
@@ -46,7 +48,7 @@ class IgnoreErrorsNode(Node):
     def describe_args(self) -> str:
         return "log_warning=True" if self.log_warning else ""
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def iterator(self, ctx: Context) -> IgnoreErrorsIterator:
@@ -84,7 +86,7 @@ class IgnoreErrorsIterator(NodeIterator[IgnoreErrorsNode]):
             self.produced += len(chunk)
             return chunk
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

@@ -12,7 +12,7 @@ then read ahead concurrently. Checkpoints stay exact: each slot's state is its s
 after the last element handed out (plus, rarely, elements it read ahead but did not hand out).
 
 Part of the interleave op, not of ``runtime/`` (which never imports ops): it extends the serial
-interleave iterator, and ``ops/interleave.py`` imports it only when a parallel interleave is built.
+interleave iterator, and ``ops/interleave_node.py`` imports it only when a parallel interleave is built.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         reader.producer.start()  # reads ahead from now on, while the cycle visits other slots
         return reader
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if not self.deterministic:
             ready, value = self._any_ready()
             if ready:

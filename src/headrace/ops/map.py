@@ -13,7 +13,7 @@ from ..core.args import boolean, integer
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe
-from ..core.node import AUTOTUNE, Context, Node, NodeIterator, call, note_stage
+from ..core.node import AUTOTUNE, Context, Fields, Node, NodeIterator, call, note_stage
 from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.state import encode_element
 from ..runtime.calls import apply
@@ -34,6 +34,7 @@ class MapNode(Node):
     """
 
     op = "map"
+    fields = Fields("map_func", "seed", settings=("num_parallel_calls", "deterministic", "executor"))
     calls_user_function = True
     chooses_executor = True
 
@@ -284,7 +285,7 @@ class MapIterator(NodeIterator[MapNode]):
     def _key(self, position: int) -> tuple[int, int, int, int]:
         return (self.seed, self.iteration, self.epoch, position)
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if self.pending:
             return self._next_pending()
         element = next(self.parent)
@@ -303,7 +304,7 @@ class MapIterator(NodeIterator[MapNode]):
         self.produced += 1
         return tf_result(out) if type(out) in CONVERTED else out
 
-    def _next_pending(self):
+    def _next_pending(self) -> Any:
         self.raise_held_error(self.pending)  # after the outputs a chunk returned (see next_chunk)
         position, is_output, value = self.pending.pop(0)
         if is_output:

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.args import boolean, integer
 from ..core.errors import check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node
 from .support.batch_iterator import BatchingIterator
 from .support.padding import (
     check_padded_shapes,
@@ -28,6 +28,7 @@ class PaddedBatchNode(Node):
     """
 
     op = "padded_batch"
+    fields = Fields("batch_size", "padded_shapes", "padding_values", "drop_remainder")
 
     def __init__(
         self,
@@ -61,7 +62,7 @@ class PaddedBatchNode(Node):
             f"padding_values={self.padding_values!r}, drop_remainder={self.drop_remainder}"
         )
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         leading = self.batch_size if self.drop_remainder else None
         return padded_spec(self.parents[0].element_spec, self.padded_shapes, leading, self.op)
 
@@ -76,7 +77,7 @@ class PaddedBatchNode(Node):
 
 
 class PaddedBatchIterator(BatchingIterator):
-    def combine(self, elements: list):
+    def combine(self, elements: list) -> Any:
         node, first = self.node, elements[0]
         return padded_stack(
             elements,

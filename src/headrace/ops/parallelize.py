@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.errors import check
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Fields, Node, NodeIterator
 
 
 def shard_sources(node: Node, num_shards: int, index: int, shard: Any) -> Node:
@@ -25,6 +25,7 @@ class ParallelizeNode(Node):
     """
 
     op = "parallelize"
+    fields = Fields("num_workers", "shard")
 
     def __init__(self, parent: Node, num_workers: int, shard: Any, name: str | None = None):
         check(

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from ..core.args import integer
 from ..core.errors import check
-from ..core.node import AUTOTUNE, Context, Node, NodeIterator
+from ..core.node import AUTOTUNE, Access, Context, Fields, Node, NodeIterator
 from ..runtime.defaults import resolve_prefetch_buffer
 from ..runtime.producer import BufferedIterator
 
@@ -19,6 +23,7 @@ class PrefetchNode(Node):
     """
 
     op = "prefetch"
+    fields = Fields("buffer_size")
     never_raises = True
 
     def __init__(self, parent: Node, buffer_size: int, name: str | None = None):
@@ -41,7 +46,7 @@ class PrefetchNode(Node):
     def describe_args(self) -> str:
         return "AUTOTUNE" if self.buffer_size == AUTOTUNE else str(self.buffer_size)
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def cardinality(self) -> int:
@@ -51,7 +56,7 @@ class PrefetchNode(Node):
     def random_access_length(self) -> int | None:
         return self.parents[0].random_access_length()
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         return self.parents[0].elements_at(indices, access)
 
     def iterator(self, ctx: Context) -> NodeIterator:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.args import boolean, integer
 from ..core.errors import StructureError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node
 from ..core.spec import to_array
 from ..core.structure import flatten, pack_as
 from ..io.ragged import Ragged
@@ -43,6 +43,7 @@ class RaggedBatchNode(Node):
     every component of rank >= 1 is ragged."""
 
     op = "ragged_batch"
+    fields = Fields("batch_size", "drop_remainder")
 
     def __init__(self, parent: Node, batch_size: int, drop_remainder: bool = False, name: str | None = None):
         batch_size, drop_remainder = integer(batch_size), boolean(drop_remainder)

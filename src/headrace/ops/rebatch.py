@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError, StructureError
-from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec
 from ..core.state import encode_element
 from ..core.structure import flatten, map_structure
@@ -45,6 +45,7 @@ class RebatchNode(Node):
     """
 
     op = "rebatch"
+    fields = Fields("batch_sizes", "scalar", "drop_remainder")
 
     def __init__(self, parent: Node, batch_size: Any, drop_remainder: bool = False, name: str | None = None):
         sizes = _batch_sizes(batch_size)
@@ -60,7 +61,7 @@ class RebatchNode(Node):
         sizes = self.batch_sizes[0] if self.scalar else list(self.batch_sizes)
         return f"{sizes}, drop_remainder={self.drop_remainder}"
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         sizes = set(self.batch_sizes)
         size = sizes.pop() if len(sizes) == 1 else None
 
@@ -141,7 +142,7 @@ class RebatchIterator(NodeIterator[RebatchNode]):
                 f"({', '.join(shapes)}); pad them first (padded_batch)"
             ) from exc
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if self.done or (self.end_of_input and not self.rows):
             # tf.data stops once the input has ended and its rows are out, even before a 0 entry.
             self.done = True

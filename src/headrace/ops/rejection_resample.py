@@ -15,6 +15,7 @@ from ..core.node import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Context,
+    Fields,
     Node,
     NodeIterator,
     call,
@@ -48,6 +49,7 @@ class RejectionResampleNode(Node):
     """
 
     op = "rejection_resample"
+    fields = Fields("class_func", "target", "initial", "seed", resources=("fallback_seed",))
 
     def __init__(
         self,
@@ -124,7 +126,7 @@ class RejectionResampleIterator(NodeIterator[RejectionResampleNode]):
             )
         return label
 
-    def __next__(self):
+    def __next__(self) -> Any:
         node = self.node
         while True:
             element = next(self.parent)

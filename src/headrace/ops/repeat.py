@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core.args import integer
 from ..core.errors import check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 
 
 class RepeatNode(Node):
@@ -14,6 +16,7 @@ class RepeatNode(Node):
     that yields nothing in an epoch ends the repeat instead of spinning forever."""
 
     op = "repeat"
+    fields = Fields("count")
     never_raises = True
 
     def __init__(self, parent: Node, count: int | None = None, name: str | None = None):
@@ -34,7 +37,7 @@ class RepeatNode(Node):
     def describe_args(self) -> str:
         return "" if self.count == -1 else str(self.count)
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def random_access_length(self) -> int | None:
@@ -43,7 +46,7 @@ class RepeatNode(Node):
             return None  # an endless repeat has no index space to shuffle
         return n * self.count
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         # Each repetition is an epoch of the input: seeded stages see the epoch they would see in a
         # sequential pass.
         n = self.parents[0].random_access_length()
@@ -110,7 +113,7 @@ class RepeatIterator(NodeIterator[RepeatNode]):
             self.produced += len(chunk)
             return chunk
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

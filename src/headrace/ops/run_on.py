@@ -19,7 +19,7 @@ from collections import deque
 from typing import Any
 
 from ..core.errors import CheckpointError, add_note, check
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Fields, Node, NodeIterator
 
 MAX_RESTARTS = 3  # per share and epoch: a share that kills its worker again and again is a bug, not bad luck
 
@@ -28,6 +28,9 @@ class RunOnNode(Node):
     """Elements of ``shares`` (the parent split ``num_workers`` ways) computed on Ray actors."""
 
     op = "run_on"
+    fields = Fields(
+        "shares", "address", "chunk_size", "prefetch", "cpus_per_worker", settings=("deterministic",)
+    )
 
     def __init__(
         self,

@@ -13,6 +13,7 @@ from ..core.node import (
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
     Context,
+    Fields,
     Node,
     NodeIterator,
     derived,
@@ -68,6 +69,15 @@ class SampleFromDatasetsNode(Node):
     """
 
     op = "sample_from_datasets"
+    fields = Fields(
+        "weights_dataset",
+        "num_datasets",
+        "seed",
+        "stop_on_empty_dataset",
+        "rerandomize_each_iteration",
+        "weights",
+        resources=("fallback_seed",),
+    )
     reorders = True
 
     def __init__(
@@ -327,7 +337,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             self._next += count
             self.draws += count
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

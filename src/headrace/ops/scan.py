@@ -8,7 +8,7 @@ from typing import Any
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, StructureError
 from ..core.naming import describe
-from ..core.node import Context, Node, NodeIterator, note_stage
+from ..core.node import Context, Fields, Node, NodeIterator, note_stage
 from ..core.state import encode_element
 from .support.user_state import as_state, check_new_state, restored_state
 
@@ -20,6 +20,7 @@ class ScanNode(Node):
     """
 
     op = "scan"
+    fields = Fields("initial_state", "scan_func")
     calls_user_function = True
 
     def __init__(self, parent: Node, initial_state: Any, scan_func: Callable, name: str | None = None):
@@ -69,7 +70,7 @@ class ScanIterator(NodeIterator[ScanNode]):
         self.state = check_new_state(self.state, result[0], self.name, position)
         return result[1]
 
-    def __next__(self):
+    def __next__(self) -> Any:
         element = next(self.parent)
         out = self._step(element)
         self.produced += 1

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.args import integer
 from ..core.errors import InvalidArgumentError
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.state import encode_element
 
 # From this many shards on, gaps are skipped with the input's seek_forward when it can (range, tensor
@@ -28,6 +28,7 @@ class ShardNode(Node):
     """
 
     op = "shard"
+    fields = Fields("num_shards", "index")
     never_raises = True
 
     def __init__(self, parent: Node, num_shards: int, index: int, name: str | None = None):
@@ -62,7 +63,7 @@ class ShardNode(Node):
         n = self.parents[0].random_access_length()
         return None if n is None else n // self.num_shards + (1 if self.index < n % self.num_shards else 0)
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         return self.parents[0].elements_at(
             self.index + np.asarray(indices, np.int64) * self.num_shards, access
         )
@@ -150,7 +151,7 @@ class ShardIterator(NodeIterator[ShardNode]):
         self.position += read
         return 0 if read <= gap else (read - gap - 1) // shards + 1
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

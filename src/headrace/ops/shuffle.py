@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core.args import boolean, integer
 from ..core.counters import buffer_nbytes
 from ..core.errors import check
-from ..core.node import Access, Context, Node, NodeIterator, fresh_seed, resolve_seed
+from ..core.node import Access, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
 from ..core.state import encode_element
 
 _BLOCK = 1024  # uniforms drawn per numpy call; one numpy call per element would dominate the cost
@@ -23,6 +25,7 @@ class ShuffleNode(Node):
     """
 
     op = "shuffle"
+    fields = Fields("buffer_size", "seed", "reshuffle_each_iteration", resources=("fallback_seed",))
     never_raises = True
     reorders = True
 
@@ -64,7 +67,7 @@ class ShuffleNode(Node):
     def describe_args(self) -> str:
         return f"{self.buffer_size}, seed={self.seed}"
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def cardinality(self) -> int:
@@ -114,7 +117,7 @@ class ShuffleIterator(NodeIterator[ShuffleNode]):
             except StopIteration:
                 self.exhausted = True
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def next_chunk(self, n: int) -> list:
@@ -242,7 +245,7 @@ class IndexShuffleIterator(NodeIterator[ShuffleNode]):
         self.produced += count
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

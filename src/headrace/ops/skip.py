@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from ..core.args import integer
 from ..core.errors import check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 
 
 class SkipNode(Node):
     """Skipping is a seek where the input supports it (range, tensor slices, indexed files), else a read."""
 
     op = "skip"
+    fields = Fields("count")
     never_raises = True
 
     def __init__(self, parent: Node, count: int, name: str | None = None):
@@ -28,7 +33,7 @@ class SkipNode(Node):
     def describe_args(self) -> str:
         return str(self.count)
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def random_access_length(self) -> int | None:
@@ -37,7 +42,7 @@ class SkipNode(Node):
             return None
         return 0 if self.count == -1 else max(0, n - self.count)
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         return self.parents[0].elements_at(indices + self.count, access)
 
     def cardinality(self) -> int:
@@ -83,7 +88,7 @@ class SkipIterator(NodeIterator[SkipNode]):
         self.produced += len(chunk)
         return chunk
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def seek_forward(self, n: int) -> int | None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.args import integer, integers
 from ..core.errors import InvalidArgumentError, StructureError, check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node
 from ..core.spec import to_array
 from ..io.sparse import SparseTensor
 from .support.row_batches import RowBatchIterator
@@ -21,6 +21,7 @@ class SparseBatchNode(Node):
     means the batch's largest size. An element larger than ``row_shape`` raises StructureError."""
 
     op = "sparse_batch"
+    fields = Fields("batch_size", "row_shape")
 
     def __init__(self, parent: Node, batch_size: int, row_shape: Any, name: str | None = None):
         batch_size = integer(batch_size)

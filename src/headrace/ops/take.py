@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from ..core.args import integer
 from ..core.errors import check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 
 
 class TakeNode(Node):
     op = "take"
+    fields = Fields("count")
     never_raises = True
 
     def __init__(self, parent: Node, count: int, name: str | None = None):
@@ -26,7 +31,7 @@ class TakeNode(Node):
     def describe_args(self) -> str:
         return str(self.count)
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def random_access_length(self) -> int | None:
@@ -35,7 +40,7 @@ class TakeNode(Node):
             return None
         return n if self.count == -1 else min(n, self.count)
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         return self.parents[0].elements_at(indices, access)
 
     def cardinality(self) -> int:
@@ -69,7 +74,7 @@ class TakeIterator(NodeIterator[TakeNode]):
         self.produced += len(chunk)
         return chunk
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def seek_forward(self, n: int) -> int | None:

@@ -8,7 +8,7 @@ from typing import Any
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator, note_stage, predicate_bool
+from ..core.node import UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator, note_stage, predicate_bool
 from ..core.state import encode_element
 
 
@@ -17,6 +17,7 @@ class TakeWhileNode(Node):
     element is dropped). Tuple elements are unpacked into arguments; cardinality is unknown."""
 
     op = "take_while"
+    fields = Fields("predicate")
     calls_user_function = True
 
     def __init__(self, parent: Node, predicate: Callable, name: str | None = None):
@@ -98,7 +99,7 @@ class TakeWhileIterator(NodeIterator[TakeWhileNode]):
         self.produced += len(out)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

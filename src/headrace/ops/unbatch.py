@@ -20,8 +20,8 @@ class UnbatchNode(Node):
         super().__init__(parent)
         self.name = name
 
-    def compute_element_spec(self):
-        def unbatched(spec):
+    def compute_element_spec(self) -> Any:
+        def unbatched(spec: Any) -> Any:
             if spec.shape is not None and not spec.shape:
                 raise InvalidArgumentError(
                     f"unbatch needs elements with a leading dimension, got a scalar component {spec}"
@@ -69,7 +69,7 @@ class UnbatchIterator(NodeIterator[UnbatchNode]):
         self.produced += len(out)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if self.offset >= len(self.rows):
             self._next_batch()
         row = self.rows[self.offset]

@@ -79,7 +79,7 @@ class UniqueIterator(NodeIterator[UniqueNode]):
         self.produced += len(out)
         return out
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return self.next_chunk(1)[0]
 
     def reset(self) -> None:

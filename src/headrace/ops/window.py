@@ -7,7 +7,7 @@ from typing import Any
 from ..core.args import boolean, integer
 from ..core.elements import ElementsNode
 from ..core.errors import check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.state import encode_element
 from ..core.structure import flatten, pack_as
 
@@ -26,6 +26,7 @@ class WindowNode(Node):
     """
 
     op = "window"
+    fields = Fields("size", "shift", "stride", "drop_remainder", "wrap")
 
     def __init__(
         self,
@@ -104,7 +105,7 @@ class WindowIterator(NodeIterator[WindowNode]):
                 chunk = chunk[dropped:]
             self.buffer.extend(chunk)
 
-    def __next__(self):
+    def __next__(self) -> Any:
         self._fill()
         node = self.node
         if not self.buffer or (node.drop_remainder and len(self.buffer) < self.span):

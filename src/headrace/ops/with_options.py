@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.errors import InvalidArgumentError
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.options import Options
 
 
@@ -11,6 +13,7 @@ class OptionsNode(Node):
     """Carries options; the pipeline merges every OptionsNode, the one nearest the output winning."""
 
     op = "with_options"
+    fields = Fields("options")
 
     def __init__(self, parent: Node, options: Options):
         if not isinstance(options, Options):
@@ -21,7 +24,7 @@ class OptionsNode(Node):
     def describe_args(self) -> str:
         return repr(self.options)
 
-    def compute_element_spec(self):
+    def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
 
     def cardinality(self) -> int:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..core.errors import CheckpointError, InvalidArgumentError
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.structure import flatten, pack_as
 
 
@@ -48,6 +50,7 @@ class ZipNode(Node):
     """
 
     op = "zip"
+    fields = Fields("structure", "_flat_tuple")
     never_raises = True
 
     def __init__(self, datasets: Any, name: str | None = None):
@@ -81,7 +84,7 @@ class ZipNode(Node):
         known = [n for n in lengths if n is not None]
         return min(known) if len(known) == len(lengths) else None
 
-    def elements_at(self, indices, access) -> list:
+    def elements_at(self, indices: np.ndarray, access: Access) -> list:
         columns = [p.elements_at(indices, access) for p in self.parents]
         if self._flat_tuple:
             return list(zip(*columns))

@@ -274,10 +274,9 @@ def _serve(control: socket.socket, lifeline: int, parent: int) -> None:
 
 
 def _complete_package() -> None:
+    # The package the boot script made (never an import from here: runtime/ sits below the facade).
     try:
-        import headrace  # noqa: PLC0415
-
-        headrace.__getattr__("Dataset")
+        sys.modules["headrace"].__getattr__("Dataset")
     except Exception:  # noqa: BLE001 (workers complete it themselves when they need it)
         pass
 

@@ -27,16 +27,17 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from time import thread_time_ns
-from typing import Any
+from typing import Any, cast
 
 from ..core import counters
 from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result
 from ..core.state import encode_element
-from . import choose, pool
+from . import choose, worker
 from .calls import apply
 from .defaults import available_cpus, in_flight_window
+from .executors import Executor
 from .inline import InlineExecutor
 from .pool import processes_unavailable
 from .processes import ProcessExecutor, WorkerDied, describe_unavailable
@@ -61,7 +62,7 @@ _warned_daemonic: list[bool] = []  # the fallback to threads in a daemonic proce
 class _ExecutorHandle:
     """Owns the executor; the iterator's finalizer holds this, never the iterator."""
 
-    executor: Any = None
+    executor: Executor | None = None
 
     def shutdown(self) -> None:
         if self.executor is not None:
@@ -125,8 +126,15 @@ class ParallelMapIterator(NodeIterator):
         self._finalizer = weakref.finalize(self, self._handle.shutdown)
 
     @property
-    def executor(self) -> Any:
+    def executor(self) -> Executor | None:
         return self._handle.executor
+
+    @property
+    def _running(self) -> Executor:
+        executor = self._handle.executor
+        if executor is None:  # never: every caller started it
+            raise RuntimeError(f"{self.name}: its executor is not started")
+        return executor
 
     # --- starting -----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -141,7 +149,7 @@ class ParallelMapIterator(NodeIterator):
             if why is not None:
                 # One warning per process: inside a DataLoader worker this is every iterator.
                 self.kind, self.kind_reason = "thread", describe_unavailable(stage, why)
-                if not _warned_daemonic and not pool.INSIDE_WORKER:
+                if not _warned_daemonic and not worker.INSIDE_WORKER:
                     _warned_daemonic.append(True)
                     warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=user_stacklevel())
         if self.kind == "inline":
@@ -241,7 +249,7 @@ class ParallelMapIterator(NodeIterator):
         task = next(self._task_ids)
         self.tasks[task] = position
         try:
-            self.executor.submit(task, self.records[position][1], self._rng_key(position))
+            self._running.submit(task, self.records[position][1], self._rng_key(position))
         except WorkerDied as died:
             self._fail(died)
         except Exception as exc:  # e.g. /dev/shm full: this element fails, clearly
@@ -255,7 +263,8 @@ class ParallelMapIterator(NodeIterator):
         return in_flight_window(self.active) * self._chunk_size()
 
     def _chunk_size(self) -> int:
-        return getattr(self._handle.executor, "chunk_size", 1)
+        executor = self._handle.executor
+        return 1 if executor is None else executor.chunk_size
 
     @property
     def task_limit(self) -> int:
@@ -313,7 +322,7 @@ class ParallelMapIterator(NodeIterator):
     def _collect(self, timeout: float) -> None:
         start = perf_ns()
         try:
-            results = self.executor.wait(timeout)
+            results = self._running.wait(timeout)
         except WorkerDied as died:
             self._fail(died)
         except OSError as exc:
@@ -322,7 +331,7 @@ class ParallelMapIterator(NodeIterator):
             raise
         finally:
             self.output_wait_ns += perf_ns() - start
-        firsts = self.executor.firsts
+        firsts = self._running.firsts
         if firsts:  # recording: where each returned chunk starts (its tasks are still in flight)
             for task, number in firsts.items():
                 position = self.tasks.get(task)
@@ -392,9 +401,8 @@ class ParallelMapIterator(NodeIterator):
         if self.executor is None:
             self._start()
         elif self.kind == "process" and self.executor.closed:
-            self._handle.executor = ProcessExecutor(
-                self.fn, self.workers, self.name, self.executor, key=id(self)
-            )
+            previous = self.executor if isinstance(self.executor, ProcessExecutor) else None
+            self._handle.executor = ProcessExecutor(self.fn, self.workers, self.name, previous, key=id(self))
         self._fill()
         while True:
             position = self._peek()
@@ -485,7 +493,7 @@ class ParallelMapIterator(NodeIterator):
         chunk = self.parent.next_chunk(n)
         first = self.position
         self.position += len(chunk)
-        executor = self.executor
+        executor = cast(InlineExecutor, self.executor)  # this path runs inline only
         fn, out, key = self.fn, [], self._rng_key
         start, cpu = perf_ns(), thread_time_ns()
         for offset, element in enumerate(chunk):
@@ -647,6 +655,6 @@ class ParallelMapIterator(NodeIterator):
             output_wait_seconds=self.output_wait_ns / 1e9,
             worker_pids=executor.pids() if executor is not None else [],
             snapshots_taken=self.policy.taken,
-            **(executor.counters() if hasattr(executor, "counters") else {}),
+            **(executor.counters() if executor is not None else {}),
         )
         return out

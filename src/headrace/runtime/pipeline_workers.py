@@ -24,7 +24,7 @@ import selectors
 import warnings
 import weakref
 from collections import deque
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from ..core import counters
 from ..core.errors import CheckpointError, WorkerError, add_note, user_stacklevel
@@ -32,10 +32,11 @@ from ..core.node import Context, NodeIterator, note_stage, perf_ns
 from ..core.state import encode_element
 from . import shutdown as registry
 from .launcher import EXIT_STATUS_SECONDS
+from .messages import BadMessage, Chunk, InitFailed, Message, PipelineJob, Pull, Reset, SetState, pack, unpack
 from .pool import WorkerProcess, get_pool, processes_unavailable
 from .processes import WorkerDied, decode_result, unpack_error
-from .shm import cleanup, dump, load, segment_prefix
-from .worker import BAD_MESSAGE, INIT_FAILED, where
+from .shm import cleanup, segment_prefix
+from .worker import where
 
 CHUNK_SECONDS = 0.005  # work per chunk: a message and a state snapshot spread over this much
 MAX_CHUNK = 512
@@ -113,19 +114,19 @@ def _drain(worker: WorkerProcess, share: _Share, deadline: int) -> bool:
             left = (deadline - perf_ns()) / 1e9
             if left <= 0 or not worker.conn.poll(left):
                 return False
-            _discard(load(worker.recv()))
+            _discard(unpack(worker.recv()))
             share.in_flight -= 1
     except (EOFError, OSError):
         return False
     return True
 
 
-def _discard(reply: tuple) -> None:
+def _discard(reply: Message | None) -> None:
     """Remove the shared memory files of a reply nobody will read."""
     from .shm import discard  # noqa: PLC0415
 
-    if reply[0] == "chunk":
-        for ok, payload in reply[2]:
+    if isinstance(reply, Chunk):
+        for ok, payload in reply.items:
             if ok:
                 discard(payload)
 
@@ -170,7 +171,7 @@ class ParallelizeIterator(NodeIterator):
                     f"({type(exc).__name__}: {exc}); capture only picklable values in its functions"
                 ) from exc
             jobs.append(
-                ("pipeline", payload, self.ctx.options, self.iteration, path, f"{workers.prefix}w{index}-")
+                PipelineJob(payload, self.ctx.options, self.iteration, path, f"{workers.prefix}w{index}-")
             )
         workers.processes = get_pool().acquire(self.count)
         workers.shares = [_Share() for _ in range(self.count)]
@@ -179,15 +180,15 @@ class ParallelizeIterator(NodeIterator):
             self._send(index, job, expect_reply=False)
             self._selector.register(worker.conn.fileno(), selectors.EVENT_READ, index)
 
-    def _send(self, index: int, message: tuple, expect_reply: bool = True) -> None:
+    def _send(self, index: int, message: Message, expect_reply: bool = True) -> None:
         try:
-            self._workers.processes[index].send(dump(message, None))
+            self._workers.processes[index].send(pack(message))
         except OSError:
             self._died(index)
         if expect_reply:
             self.shares[index].in_flight += 1
 
-    def _died(self, index: int) -> None:
+    def _died(self, index: int) -> NoReturn:
         worker = self._workers.processes[index]
         self._workers.failed = True
         died = WorkerDied(worker.pid, get_pool().exit_code(worker.pid, EXIT_STATUS_SECONDS), [])
@@ -201,18 +202,15 @@ class ParallelizeIterator(NodeIterator):
     def _top_up(self) -> None:
         for index, share in enumerate(self.shares):
             while not share.ended and share.in_flight < CHUNKS_AHEAD:
-                self._send(index, ("pull", self.generation, self.chunk, CHUNK_SECONDS))
+                self._send(index, Pull(self.generation, self.chunk, CHUNK_SECONDS))
 
     def _receive(self, index: int) -> None:
         worker = self._workers.processes[index]
-        try:
-            reply = load(worker.recv())
-        except (EOFError, OSError):
-            self._died(index)
+        reply = self._reply(index)
         share = self.shares[index]
-        if reply[0] in (INIT_FAILED, BAD_MESSAGE):
+        if isinstance(reply, (InitFailed, BadMessage)):
             self._workers.failed = True
-            error = unpack_error(reply[1], worker.pid)
+            error = unpack_error(reply.error, worker.pid)
             self.close()
             raise WorkerError(
                 f"{self.name}: worker process {worker.pid} could not load its copy of the pipeline: "
@@ -220,7 +218,9 @@ class ParallelizeIterator(NodeIterator):
                 "and importable in a fresh process"
             ) from error
         share.in_flight -= 1
-        _, generation, items, state, ended, (start, end) = reply
+        if not isinstance(reply, Chunk):  # never: a worker sends nothing else
+            raise WorkerError(f"{self.name}: worker process {worker.pid} sent an unexpected {reply!r}")
+        generation, items, state, ended, (start, end) = reply
         if generation != self.generation:
             _discard(reply)
             return
@@ -257,12 +257,15 @@ class ParallelizeIterator(NodeIterator):
                 if self.shares[index].in_flight == 0:
                     break
 
-    def _receive_stale(self, index: int) -> None:
-        worker = self._workers.processes[index]
+    def _reply(self, index: int) -> Message | None:
+        """The next message from worker ``index`` (blocking); a closed socket is its death."""
         try:
-            reply = load(worker.recv())
+            return unpack(self._workers.processes[index].recv())
         except (EOFError, OSError):
             self._died(index)
+
+    def _receive_stale(self, index: int) -> None:
+        reply = self._reply(index)
         self.shares[index].in_flight -= 1
         _discard(reply)
 
@@ -319,22 +322,21 @@ class ParallelizeIterator(NodeIterator):
             return
         self.generation += 1
         for index in range(self.count):
-            self._settle(index, ("reset", self.generation))
+            self._settle(index, Reset(self.generation))
             self.shares[index] = _Share()
 
-    def _settle(self, index: int, message: tuple) -> None:
+    def _settle(self, index: int, message: Reset | SetState) -> None:
         share = self.shares[index]
         while share.in_flight:
             self._receive_stale(index)
         self._send(index, message)
         worker = self._workers.processes[index]
-        try:
-            reply = load(worker.recv())
-        except (EOFError, OSError):
-            self._died(index)
+        reply = self._reply(index)
         share.in_flight -= 1
-        if reply[2] and not reply[2][0][0]:
-            error = unpack_error(pickle.loads(reply[2][0][1]), worker.pid)
+        if not isinstance(reply, Chunk):  # never: a worker answers these with a chunk
+            raise WorkerError(f"{self.name}: worker process {worker.pid} sent an unexpected {reply!r}")
+        if reply.items and not reply.items[0][0]:
+            error = unpack_error(pickle.loads(reply.items[0][1]), worker.pid)
             add_note(error, f"headrace: in {self.name}, while worker {index} restored or reset its share")
             raise error
 
@@ -345,7 +347,7 @@ class ParallelizeIterator(NodeIterator):
         for index, share in enumerate(self.shares):
             if not share.states and (share.base is None or share.buffer):
                 # Nothing received past the last element handed on: ask the worker where it is.
-                self._send(index, ("pull", self.generation, 0, 0.0))
+                self._send(index, Pull(self.generation, 0, 0.0))
                 while not share.states:
                     self._pump(WAIT_SLICE_SECONDS)
             if share.states:
@@ -380,7 +382,7 @@ class ParallelizeIterator(NodeIterator):
             self._start()
         self.generation += 1
         for index, (worker_state, owed) in enumerate(entries):
-            self._settle(index, ("set_state", self.generation, worker_state))
+            self._settle(index, SetState(self.generation, worker_state))
             share = self.shares[index] = _Share()
             for value in owed:
                 share.buffer.append((True, value))

@@ -20,8 +20,9 @@ from multiprocessing.connection import Connection
 
 from . import shm
 from . import shutdown as registry
+from . import worker as worker_process
 from .launcher import Launcher
-from .shm import dump
+from .messages import End, pack
 
 IDLE_SECONDS = float(os.environ.get("HEADRACE_POOL_IDLE_SECONDS", "1.0"))
 
@@ -121,7 +122,7 @@ class Pool:
             keep = keep and not worker.mid_frame  # its stream's state is unknown: never reused
             if keep and not self.closed:
                 try:
-                    worker.send(dump(("end",), None))
+                    worker.send(pack(End()))
                 except OSError:
                     keep = False
             if keep and not self.closed:
@@ -213,14 +214,11 @@ def get_pool() -> Pool:
         return _pool
 
 
-INSIDE_WORKER = False  # set in headrace's worker processes: stages inside them use threads
-
-
 def processes_unavailable() -> str | None:
     """Why this process cannot start worker processes, or None when it can."""
     import multiprocessing  # noqa: PLC0415
 
-    if INSIDE_WORKER:
+    if worker_process.INSIDE_WORKER:
         return "this process is already a headrace worker (parallelize): its cores are taken"
     if multiprocessing.current_process().daemon:
         return (

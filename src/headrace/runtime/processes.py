@@ -35,9 +35,10 @@ from ..core.errors import WorkerError, add_note
 from ..core.node import perf_ns
 from . import shutdown as registry
 from .launcher import EXIT_STATUS_SECONDS
+from .messages import BadMessage, Done, InitFailed, MapJob, PackedError, Tasks, pack, unpack
 from .pool import WorkerProcess, get_pool
 from .shm import SegmentWriter, cleanup, discard, dump, load, segment_prefix
-from .worker import BAD_MESSAGE, INIT_FAILED, where
+from .worker import where
 
 CHUNK_SECONDS = 0.004  # work per chunk: enough to amortise a message, small enough to balance
 MAX_CHUNK = 256
@@ -73,7 +74,7 @@ class WorkerDied(Exception):
         return f"worker process {self.pid} {how}"
 
 
-def unpack_error(payload: tuple, pid: int) -> BaseException:
+def unpack_error(payload: PackedError, pid: int) -> BaseException:
     """Re-create a worker's exception as its own type, with the worker's traceback as a note."""
     data, type_name, message, text = payload
     exc: BaseException | None = None
@@ -160,9 +161,9 @@ class ProcessExecutor:
         self.chunks = [0] * len(self.processes)
         path = where()
         for index, worker in enumerate(self.processes):
-            job = ("map", self.payload, path, f"{self.prefix}w{index}-")
+            job = MapJob(self.payload, path, f"{self.prefix}w{index}-")
             try:
-                worker.send(dump(job, None))
+                worker.send(pack(job))
             except OSError:
                 self._check_dead(index)
                 raise
@@ -220,10 +221,10 @@ class ProcessExecutor:
                     message = worker.recv()
                 finally:
                     self._reading.release()
-                kind, body = load(message)[:2]
-                if kind != "done":
+                reply = unpack(message)
+                if not isinstance(reply, Done):
                     return False
-                for task, ok, _, payload in body:
+                for task, ok, _, payload in reply.results:
                     self.outstanding[index].discard(task)
                     if ok:
                         discard(payload)
@@ -264,7 +265,7 @@ class ProcessExecutor:
     def _encode(self, chunk: list) -> bytes | None:
         """The message of a chunk; elements that cannot be sent fail alone (returned by ``wait``)."""
         try:
-            return dump(("tasks", chunk), self.writer)
+            return pack(Tasks(chunk), self.writer)
         except Exception as exc:  # noqa: BLE001
             error = exc
         if len(chunk) > 1:  # which elements cannot be sent?
@@ -277,7 +278,7 @@ class ProcessExecutor:
                     self.local.append((item[0], False, self._unsendable(exc)))
             if good and len(good) < len(chunk):
                 try:
-                    return dump(("tasks", good), self.writer)
+                    return pack(Tasks(good), self.writer)
                 except Exception as exc:  # noqa: BLE001
                     error = exc
             chunk = good
@@ -316,11 +317,12 @@ class ProcessExecutor:
             if message is None:
                 self._check_dead(index)
                 return
-            reply = load(message)
-            kind, body = reply[0], reply[1]
-            if kind in (INIT_FAILED, BAD_MESSAGE):
-                error = unpack_error(body, pid)
-                what = "load map_func" if kind == INIT_FAILED else "decode a message"
+            reply = unpack(message)
+            if not isinstance(reply, Done):
+                if not isinstance(reply, (InitFailed, BadMessage)):  # never: a worker sends nothing else
+                    raise WorkerError(f"{self.stage}: worker process {pid} sent an unexpected {reply!r}")
+                error = unpack_error(reply.error, pid)
+                what = "load map_func" if isinstance(reply, InitFailed) else "decode a message"
                 raise WorkerError(
                     f"{self.stage}: worker process {pid} could not {what}: {type(error).__name__}: "
                     f"{error}. Functions for executor='process' must be picklable with cloudpickle "
@@ -329,6 +331,7 @@ class ProcessExecutor:
                 ) from error
             self.chunks[index] -= 1
             busy = 0
+            body = reply.results
             for task, ok, ns, payload in body:
                 busy += ns
                 if ok and payload[:1] == b"S":
@@ -340,7 +343,7 @@ class ProcessExecutor:
                 self._adapt(busy / len(body))
             log = counters.call_log  # one check per chunk: a slice on the worker's process track
             if log is not None:
-                start, end = reply[2]
+                start, end = reply.span
                 number = log.add_chunk(self.key, pid, pid, start, end, len(body))
                 if body:
                     self.firsts[body[0][0]] = number
@@ -372,6 +375,9 @@ class ProcessExecutor:
 
     def poll(self) -> list[tuple[int, bool, Any]]:
         return self.wait(0)
+
+    def resize(self, workers: int) -> None:
+        """A process pool keeps its size: the map's task limit holds it to fewer workers."""
 
     def counters(self) -> dict:
         return {

@@ -30,11 +30,11 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import deque
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, overload
 
 from ..core import counters
 from ..core.errors import WorkerError
-from ..core.node import NodeIterator, perf_ns
+from ..core.node import Node, NodeIterator, perf_ns
 from ..core.state import encode_element
 from . import shutdown as registry
 from .snapshots import SnapshotPolicy
@@ -133,6 +133,10 @@ class Producer:
             del kind, value, snapshot  # hold no element while waiting for room
 
     # --- the consumer side ---------------------------------------------------------------------
+    @overload
+    def get(self, wait: Literal[True] = True) -> tuple[int, Any]: ...
+    @overload
+    def get(self, wait: bool) -> tuple[int, Any] | None: ...
     def get(self, wait: bool = True) -> tuple[int, Any] | None:
         """The next ``(kind, value)``. With ``wait=False``: the next value if one is buffered, else
         None (errors and the end are left for a waiting call). An END item stays buffered, so every
@@ -254,7 +258,7 @@ class BufferedIterator(NodeIterator):
     state_keys = ("parent", "buffer")
     inputs_on_other_threads = True  # the producer thread calls the parent
 
-    def __init__(self, node, parent: NodeIterator, capacity: int, gate: Permits | None = None):
+    def __init__(self, node: Node, parent: NodeIterator, capacity: int, gate: Permits | None = None) -> None:
         super().__init__(node, parent)
         self.parent = parent
         self.capacity = capacity
@@ -269,7 +273,7 @@ class BufferedIterator(NodeIterator):
             self.capacity = self.producer.capacity = max(1, int(capacity))
             self.producer.cv.notify_all()
 
-    def __next__(self):
+    def __next__(self) -> Any:
         try:
             kind, value = self.producer.get()
         except KeyboardInterrupt:

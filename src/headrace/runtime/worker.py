@@ -1,15 +1,7 @@
 """The loop a worker process runs (forked from :mod:`.launcher`, never importing ``__main__``).
 
 A worker serves one *job* at a time and then goes back to its pool for the next, so a later epoch or
-a new pipeline reuses it:
-
-- ``("map", function, where, prefix)``: then ``("tasks", [(task, rng_key, element), ...])``
-  chunks, each answered by one ``("done", [(task, ok, busy_ns, payload), ...], (start_ns, end_ns))``
-  (the chunk's ``perf_counter_ns`` times: the parent draws them in its trace while recording);
-- ``("pipeline", node, options, iteration, where, prefix)``: a whole pipeline (``parallelize``),
-  then ``("pull", generation, count, seconds)`` answered by ``("chunk", generation, items, state,
-  ended, (start_ns, end_ns))``, and ``("set_state", generation, state)``, ``("reset", generation)``;
-- ``("end",)`` finishes the job.
+a new pipeline reuses it. The messages of a job are the typed classes of :mod:`.messages`.
 
 Each element's result is encoded on its own (``payload``): a value that cannot be pickled here, or
 unpickled in the parent, costs only its element, as an error naming the stage and the element.
@@ -32,10 +24,25 @@ from typing import Any
 from ..core.errors import WorkerError
 from ..core.node import Context, perf_ns
 from .calls import apply
-from .shm import SegmentWriter, cleanup, dump, load
+from .messages import (
+    BadMessage,
+    Chunk,
+    Done,
+    End,
+    InitFailed,
+    MapJob,
+    Message,
+    PipelineJob,
+    Pull,
+    Reset,
+    SetState,
+    Tasks,
+    pack,
+    unpack,
+)
+from .shm import SegmentWriter, cleanup, dump
 
-INIT_FAILED = "init_failed"  # answer when the job (function or pipeline) cannot be loaded
-BAD_MESSAGE = "bad_message"  # answer when a message cannot be decoded
+INSIDE_WORKER = False  # set in headrace's worker processes: stages inside them use threads
 
 
 def where() -> tuple[list[str], str]:
@@ -84,36 +91,37 @@ def serve(sock: Any) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # so does a scheduler's SIGTERM: we leave with the parent
     faulthandler.enable()  # a crash in native code prints this worker's Python stack to stderr
     conn = Connection(sock.detach())
-    from . import pool  # noqa: PLC0415
-
-    pool.INSIDE_WORKER = True
+    global INSIDE_WORKER
+    INSIDE_WORKER = True
     prefixes: set[str] = set()
     stray_messages = 0  # messages outside any job (see below); kept for a debugger's eyes
     try:
         while True:
             try:
-                job = load(conn.recv_bytes())
+                job = unpack(conn.recv_bytes())
             except (EOFError, OSError):
                 return
             except Exception as exc:  # noqa: BLE001
-                conn.send_bytes(dump((BAD_MESSAGE, pack_error(exc)), None))
+                conn.send_bytes(pack(BadMessage(pack_error(exc))))
                 continue
-            if job[0] == "end":
+            if isinstance(job, End):
                 continue
-            if job[0] not in ("map", "pipeline"):
+            if not isinstance(job, (MapJob, PipelineJob)):
                 # Meant for a job that ended (a parent that gave up on it): ignored and counted,
                 # never read as the start of a new job.
                 stray_messages += 1
                 continue
-            sys.path[:], cwd = job[-2]
+            sys.path[:], cwd = job.where
             try:
                 os.chdir(cwd)
             except OSError:  # the parent's folder is gone: relative names fail as they would there
                 pass
-            writer = SegmentWriter(job[-1])
+            writer = SegmentWriter(job.prefix)
             prefixes.add(writer.prefix)
-            run = _map_job if job[0] == "map" else _pipeline_job
-            if not run(conn, job, writer):
+            done = (
+                _map_job(conn, job, writer) if isinstance(job, MapJob) else _pipeline_job(conn, job, writer)
+            )
+            if not done:
                 return
     finally:
         for prefix in prefixes:
@@ -124,35 +132,37 @@ def _load_job(conn: Connection, data: bytes) -> Any:
     try:
         return True, pickle.loads(data)
     except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises WorkerError)
-        conn.send_bytes(dump((INIT_FAILED, pack_error(exc)), None))
+        conn.send_bytes(pack(InitFailed(pack_error(exc))))
         return False, None
 
 
-def _receive(conn: Connection) -> Any:
-    """The next message of the job; None when the socket closed."""
+def _receive(conn: Connection) -> Message | None:
+    """The next message of the job (None: one of an unknown kind); raises EOFError when the socket
+    closed."""
     while True:
         try:
-            return load(conn.recv_bytes())
+            return unpack(conn.recv_bytes())
         except (EOFError, OSError):
-            return None
+            raise EOFError from None
         except Exception as exc:  # noqa: BLE001
-            conn.send_bytes(dump((BAD_MESSAGE, pack_error(exc)), None))
+            conn.send_bytes(pack(BadMessage(pack_error(exc))))
 
 
-def _map_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
+def _map_job(conn: Connection, job: MapJob, writer: SegmentWriter) -> bool:
     """Serve a map job; False when the socket closed."""
-    loaded, fn = _load_job(conn, job[1])
+    loaded, fn = _load_job(conn, job.function)
     while True:
-        message = _receive(conn)
-        if message is None:
+        try:
+            message = _receive(conn)
+        except EOFError:
             return False
-        if message[0] == "end":
+        if isinstance(message, End):
             return True
-        if not loaded or message[0] != "tasks":  # a stray message of another job: ignored
+        if not loaded or not isinstance(message, Tasks):  # a stray message of another job: ignored
             continue
         results = []
         chunk_start = perf_ns()
-        for task, rng_key, element in message[1]:
+        for task, rng_key, element in message.items:
             start = perf_ns()
             try:
                 ok, payload = encode_result(apply(fn, element, rng_key), writer)
@@ -162,17 +172,17 @@ def _map_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
             element = None
         message = None
         try:
-            conn.send_bytes(dump(("done", results, (chunk_start, perf_ns())), None))
+            conn.send_bytes(pack(Done(results, (chunk_start, perf_ns()))))
         except OSError:
             return False
 
 
-def _pipeline_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
+def _pipeline_job(conn: Connection, job: PipelineJob, writer: SegmentWriter) -> bool:
     """Serve a parallelize job: this worker's copy of the pipeline; False when the socket closed."""
-    loaded, node = _load_job(conn, job[1])
+    loaded, node = _load_job(conn, job.pipeline)
     it = None
     if loaded:
-        options, iteration = job[2], job[3]
+        options, iteration = job.options, job.iteration
         try:
             for stage in node.walk():
                 # Random stages draw one seed per iteration: the parent's iteration number, so a
@@ -180,31 +190,31 @@ def _pipeline_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
                 stage._iterations = itertools.count(iteration)
             it = node.iterator(Context(options))
         except BaseException as exc:  # noqa: BLE001
-            conn.send_bytes(dump((INIT_FAILED, pack_error(exc)), None))
+            conn.send_bytes(pack(InitFailed(pack_error(exc))))
     try:
         while True:
-            message = _receive(conn)
-            if message is None:
+            try:
+                message = _receive(conn)
+            except EOFError:
                 return False
-            kind = message[0]
-            if kind == "end":
+            if isinstance(message, End):
                 return True
-            if it is None or kind not in ("pull", "reset", "set_state"):
+            if it is None or not isinstance(message, (Pull, Reset, SetState)):
                 continue  # nothing loaded, or a stray message of another job: ignored
-            if kind == "pull":
+            if isinstance(message, Pull):
                 reply = _pull(it, message, writer)
             else:
                 try:
-                    if kind == "reset":
+                    if isinstance(message, Reset):
                         it.reset()
                     else:
-                        it.set_state(message[2])
-                    reply = ("chunk", message[1], [], None, False, (0, 0))
+                        it.set_state(message.state)
+                    reply = Chunk(message.generation, [], None, False, (0, 0))
                 except BaseException as exc:  # noqa: BLE001
                     error = [(False, pickle.dumps(pack_error(exc)))]
-                    reply = ("chunk", message[1], error, None, True, (0, 0))
+                    reply = Chunk(message.generation, error, None, True, (0, 0))
             try:
-                conn.send_bytes(dump(reply, None))
+                conn.send_bytes(pack(reply))
             except OSError:
                 return False
     finally:
@@ -212,8 +222,8 @@ def _pipeline_job(conn: Connection, job: tuple, writer: SegmentWriter) -> bool:
             it.close()
 
 
-def _pull(it: Any, message: tuple, writer: SegmentWriter) -> tuple:
-    _, generation, count, seconds = message
+def _pull(it: Any, message: Pull, writer: SegmentWriter) -> Chunk:
+    generation, count, seconds = message
     start = perf_ns()
     deadline = start + int(seconds * 1e9)
     items: list[tuple[bool, bytes]] = []
@@ -233,4 +243,4 @@ def _pull(it: Any, message: tuple, writer: SegmentWriter) -> tuple:
         state = it.get_state()
     except Exception as exc:  # noqa: BLE001 (a checkpoint of the parallelize stage says why)
         state = {"__unavailable__": f"{type(exc).__name__}: {exc}"}
-    return ("chunk", generation, items, state, ended, (start, perf_ns()))
+    return Chunk(generation, items, state, ended, (start, perf_ns()))

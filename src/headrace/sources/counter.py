@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.args import integer
 from ..core.errors import InvalidArgumentError, check
-from ..core.node import INFINITE_CARDINALITY, Context, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, as_dtype
 
 
@@ -14,6 +14,7 @@ class CounterNode(Node):
     """``counter(start=0, step=1, dtype=int64)``: ``start, start + step, ...`` forever."""
 
     op = "counter"
+    fields = Fields("dtype", "start", "step")
     never_raises = True
 
     def __init__(self, start: int = 0, step: int = 1, dtype=np.int64):

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from ..core.args import integers
 from ..core.errors import DataLossError, InvalidArgumentError, check
+from ..core.node import Fields
 from ..core.spec import TensorSpec, string
 from ..io.csv_codec import column_default, typed_fields
 from .file_records import ByteStream, FileRecordsNode, split_lines
@@ -20,6 +21,9 @@ class CsvNode(FileRecordsNode):
     required fields, raise ``InvalidArgumentError`` naming the file, the record and the column."""
 
     op = "csv"
+    fields = Fields(
+        "columns", "header", "field_delim", "use_quote_delim", "na_value", "select_cols", "exclude_cols"
+    )
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from ..core.args import integer
 from ..core.errors import CheckpointError, check, pattern_hint
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Fields, Node, NodeIterator
 from ..io.compression import DecompressingReader, normalize_compression
 from ..io.fs import as_path, check_storage_options, open_file
 
@@ -56,6 +56,7 @@ class FileRecordsNode(Node):
     """One file's records; subclasses set ``op`` and implement ``records(stream)``."""
 
     op = "file_records"
+    fields = Fields("path", "compression", "buffer_size", resources=("storage_options",))
 
     def __init__(
         self,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.node import Fields
 from ..io.fs import check_storage_options, glob
 from ..io.publish import check_shard_files
 from .tensor_slices import TensorSlicesNode
@@ -62,6 +63,7 @@ class ListFilesNode(TensorSlicesNode):
     """The sorted matches of ``file_pattern``, found once when the dataset is built (as in tf.data)."""
 
     op = "list_files"
+    fields = Fields("patterns", resources=("storage_options",))
     reads_input = True
 
     def __init__(self, file_pattern: Any, storage_options: dict | None = None):

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.args import integer
 from ..core.errors import DataLossError, check
+from ..core.node import Fields
 from ..core.spec import TensorSpec, string
 from .file_records import ByteStream, FileRecordsNode
 
@@ -23,6 +24,7 @@ class FixedLengthRecordNode(FileRecordsNode):
     """
 
     op = "fixed_length_record"
+    fields = Fields("record_bytes", "header_bytes", "footer_bytes")
 
     def __init__(
         self,

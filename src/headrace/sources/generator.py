@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.errors import CheckpointError, InvalidArgumentError, StructureError
 from ..core.naming import describe
-from ..core.node import Context, Node, NodeIterator, note_stage
+from ..core.node import Context, Fields, Node, NodeIterator, note_stage
 from ..core.spec import TensorShape, TensorSpec, string, to_array
 from ..core.state import encode_element
 from ..core.structure import describe_structure
@@ -100,6 +100,7 @@ class GeneratorNode(Node):
     """
 
     op = "from_generator"
+    fields = Fields("generator", "args", "output_signature")
     reads_input = True
 
     def __init__(

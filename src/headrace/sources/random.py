@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.args import boolean, integer
 from ..core.errors import CheckpointError, check
-from ..core.node import INFINITE_CARDINALITY, Context, Node, NodeIterator, fresh_seed, resolve_seed
+from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
 from ..core.spec import TensorSpec
 
 
@@ -21,6 +21,7 @@ class RandomNode(Node):
     """
 
     op = "random"
+    fields = Fields("seed", "rerandomize", resources=("fallback_seed",))
 
     def __init__(self, seed: int | None = None, rerandomize_each_iteration: bool | None = None):
         seed, rerandomize_each_iteration = integer(seed), boolean(rerandomize_each_iteration)

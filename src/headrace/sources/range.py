@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.args import integer
 from ..core.errors import InvalidArgumentError
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, as_dtype
 
 
@@ -14,6 +14,7 @@ class RangeNode(Node):
     """``range([start,] stop[, step])`` like Python's, yielding numpy scalars of ``output_type``."""
 
     op = "range"
+    fields = Fields("start", "stop", "step", "output_type", "length")
     never_raises = True
 
     def __init__(self, *args: int, output_type=np.int64):

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, encode_strings, to_array
 from ..core.structure import flatten, map_structure, pack_as
 
@@ -54,6 +54,7 @@ class TensorSlicesNode(Node):
     """Yields ``tensors[i]`` (leaf-wise) for each row ``i`` of the leading dimension."""
 
     op = "from_tensor_slices"
+    fields = Fields("tensors", "length", "_leaves")
     never_raises = True
 
     def __init__(self, tensors: Any):
@@ -155,6 +156,7 @@ class TensorsNode(Node):
     """Yields ``tensors`` once, as a single element."""
 
     op = "from_tensors"
+    fields = Fields("tensors")
     never_raises = True
 
     def __init__(self, tensors: Any):

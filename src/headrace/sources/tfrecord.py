@@ -23,7 +23,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError, InvalidArgumentError, check, pattern_hint
-from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Node, NodeIterator
+from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, string
 from ..io.compression import normalize_compression
 from ..io.fs import as_path, check_storage_options, exists, is_url
@@ -85,6 +85,17 @@ class TFRecordNode(Node):
     yielding path strings."""
 
     op = "tfrecord"
+    fields = Fields(
+        "compression",
+        "buffer_size",
+        "num_parallel_reads",
+        "on_corrupt",
+        "index_policy",
+        "indexes",
+        "filenames",
+        "cycle_length",
+        resources=("storage_options",),
+    )
     reads_input = True
 
     def __init__(

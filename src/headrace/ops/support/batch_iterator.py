@@ -26,7 +26,7 @@ class BatchingIterator(NodeIterator):
     def combine(self, elements: list) -> Any:
         raise NotImplementedError
 
-    def __next__(self):
+    def __next__(self) -> Any:
         size = self.node.batch_size
         elements, self.partial = self.partial, []
         try:
