@@ -148,9 +148,9 @@ def _clocks() -> tuple[int, int, int]:
     return perf_ns(), thread_time_ns(), _run_delay_ns()
 
 
-def _since(start: tuple[int, int, int], wall_from: int | None = None) -> Timing:
+def _since(start: tuple[int, int, int]) -> Timing:
     wall, cpu, delay = _clocks()
-    return Timing(wall - (start[0] if wall_from is None else wall_from), cpu - start[1], delay - start[2])
+    return Timing(wall - start[0], cpu - start[1], delay - start[2])
 
 
 def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
@@ -217,21 +217,51 @@ def _solo(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing, int | None
     return outcome, timing, max(0, int((after - mid) - background))
 
 
+def _task_clocks(native_id: int) -> tuple[int, int] | None:
+    """CPU time and run-queue wait of another thread of this process (exact while it is blocked: the
+    kernel books a thread's time when it stops running); None where /proc does not say."""
+    try:
+        with open(f"/proc/self/task/{native_id}/schedstat", "rb") as f:
+            cpu, delay = f.read().split()[:2]
+        return int(cpu), int(delay)
+    except (OSError, ValueError):
+        return None
+
+
 def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
-    """``first`` in a helper thread and ``second`` here, released together. Each thread reads its
-    clocks before the release and measures its wall time from the release: a call waiting for the GIL
-    cannot start its own clock until it has it."""
-    stamps: list[int] = []
-    box: list = []
-    together = threading.Barrier(2, action=lambda: stamps.append(perf_ns()))
+    """``first`` in a helper thread and ``second`` here, released together. Every clock of both calls
+    starts at the release: the thread that releases reads its own, and the other thread's (blocked at
+    the barrier) from ``/proc``. A call waiting for the GIL cannot read its clocks until it has it, and
+    clocks read before the barrier would count a thread's start-up (its CPU, its wait for a core on
+    a busy machine) in its CPU and delay but not in its wall time: that hid the GIL (a pure-Python
+    function measured 25%, a parser 0% while other programs ran)."""
+    waiting: list[int] = []  # native ids of the threads at the barrier
+    released: dict[int, tuple[int, int, int]] = {}  # native id -> (wall, cpu, delay) at the release
+
+    def release() -> None:  # runs in the last thread to arrive, the other one blocked
+        here = threading.get_native_id()
+        wall = perf_ns()
+        for native in waiting:
+            if native == here:
+                released[native] = (wall, thread_time_ns(), _run_delay_ns())
+            elif _has_schedstat and (other := _task_clocks(native)) is not None:
+                released[native] = (wall, *other)
+        released[0] = (wall, 0, 0)
+
+    together = threading.Barrier(2, action=release)
 
     def timed(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing]:
+        native = threading.get_native_id()
         start = _clocks()
+        waiting.append(native)
         together.wait()
         outcome = _run(call)
-        return outcome, _since(start, wall_from=stamps[0])
+        # Without /proc: CPU and delay from before the barrier, wall time from the release.
+        at = released.get(native) or (released[0][0], start[1], start[2])
+        return outcome, _since(at)
 
     helper = threading.Thread(target=lambda: box.append(timed(first)), name="headrace executor probe")
+    box: list = []
     helper.start()
     here = timed(second)
     helper.join()
@@ -240,12 +270,17 @@ def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tup
 
 def gil_fraction(solo_blocked_ns: int, pair: list[Timing]) -> float | None:
     """Share of a call holding the GIL, from a pair run at once: the longest extra block of one call
-    over the other call's CPU time (a call can wait for the GIL at most while the other computes)."""
+    over the other call's CPU time (a call can wait for the GIL at most while the other computes).
+    The other call's own wait for a core is taken off the block: a thread the OS preempted while it
+    held the GIL for a moment keeps the waiter blocked that long, which is load, not the function.
+    That wait counts at most as the other call's time off the CPU: a running thread's delay may be
+    booked late (seen in a VM), so it can exceed the interval it is read over."""
     (a, b) = pair
     shares = []
     for waiter, other in ((a, b), (b, a)):
         if other.cpu_ns > 0:
-            shares.append((waiter.blocked_ns - solo_blocked_ns) / other.cpu_ns)
+            preempted = min(other.delay_ns, max(0, other.wall_ns - other.cpu_ns))
+            shares.append((waiter.blocked_ns - solo_blocked_ns - preempted) / other.cpu_ns)
     return min(1.0, max(0.0, max(shares))) if shares else None
 
 
