@@ -365,6 +365,28 @@ def test_a_trial_keeps_threads_when_they_win(monkeypatch):
     assert it.root.counters()["executor"] == "thread"
 
 
+def test_threads_that_clearly_win_are_kept_without_trying_inline(monkeypatch):
+    # Threads costing the consumer under TRIAL_CLEAR_WIN of an element's CPU time (measured in the
+    # workers) are kept at once: inline would pay at least that CPU per element. Here every run counts
+    # as a clear win; the reason gives both figures, and no element runs inline.
+    monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_SECONDS", 0.0)
+    monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_ELEMENTS", 16)
+    monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_CLEAR_WIN", 1e9)
+
+    def told_threads(fn, calls, workers, cpus, inputs=()):
+        return choose.Choice("thread", "told so", cpu_seconds=1e-5, wall_seconds=2e-3, gil_fraction=0.01), []
+
+    monkeypatch.setattr(choose, "probe", told_threads)
+    ds = hr.Dataset.range(300).map(_waits, num_parallel_calls=2)
+    it = iter(ds)
+    assert [int(x) for x in it] == list(range(300))
+    counters = it.root.counters()
+    assert counters["executor"] == "thread", counters["executor_reason"]
+    assert "an element" in counters["executor_reason"] and "kept threads" in counters["executor_reason"]
+    assert "tried against inline" not in counters["executor_reason"]
+    assert choose.remembered(ds.node).tried  # later iterations keep it without a trial
+
+
 def test_the_autotuner_copes_with_a_map_that_went_inline(monkeypatch):
     # The tuner may be trying more workers on a stage when its trial keeps inline (no knob any more).
     def told_threads(fn, calls, workers, cpus, inputs=()):
