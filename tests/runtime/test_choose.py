@@ -237,7 +237,7 @@ def test_the_probe_gathers_its_elements_from_short_chunks():
         assert [int(x) for x in it] == [pure_python(i) for i in range(20)]
         reason = it.root.counters()["executor_reason"]
     if hr.tune.budget.cpu_budget() > 1:
-        assert "median of 3 pairs" in reason, reason
+        assert f"median of {choose.PAIRS} pairs" in reason, reason
 
 
 # --- transport costs and the check after a switch (issue: AUTOTUNE chose processes at 0.43x serial) ------

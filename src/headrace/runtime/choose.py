@@ -1,16 +1,17 @@
 """``executor=None``: pick threads or processes for a map stage, once, by measuring its function.
 
 The probe computes real elements (they are handed on in order, never computed twice): two alone,
-then three pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
+then five pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
 thread's clocks: CPU time (``thread_time``) and, on Linux, the time it sat runnable waiting for a
-core (``/proc/thread-self/schedstat``). What is left of the wall time is time the thread was
-*blocked*: waiting on I/O or on the GIL. A call blocked longer in a pair than alone waited for the
-other call to let go of the GIL; that extra time over the other call's CPU time is the share of a
-call that holds the GIL (``gil_fraction``: ~1 for pure Python, ~0 for numpy, zlib, decoders, I/O).
-Another program keeping the cores busy lengthens wall times and run-queue waits, not CPU or
-blocked times. Where it does disturb a pair (a thread waiting for the GIL may also wait for a core,
-which then counts as load), it lowers the fraction: load can only push towards threads, never
-towards processes. Three pairs are measured and the median counts.
+core (``/proc/thread-self/schedstat``); a pair's clocks all start at its release (:func:`_pair`).
+What is left of the wall time is time the thread was *blocked*: waiting on I/O or on the GIL. A call
+blocked longer in a pair than alone waited for the other call to let go of the GIL; that extra time
+over the other call's CPU time is the share of a call that holds the GIL (``gil_fraction``: ~1 for
+pure Python, ~0 for numpy, zlib, decoders, I/O). Another program keeping the cores busy lengthens
+wall times and run-queue waits, not CPU or blocked times; the other call's time preempted is taken
+off the wait (a thread preempted while it held the GIL for a moment blocks its partner that long).
+A heavily loaded machine can still disturb a pair either way: five pairs are measured and the
+median counts, and a running stage is tried against inline (``parallel_map``) whatever the probe said.
 
 The rule, from those numbers (:func:`decide`):
 
@@ -64,7 +65,7 @@ COPY_SECONDS_PER_BYTE = 0.5e-9  # large arrays go through shared memory: copied 
 PROCESS_GAIN = 1.5  # processes must be estimated this much faster than threads: a large, robust gain
 BACKGROUND_SECONDS = 0.003  # before each solo call: how busy unrelated native threads are
 SOLO_CALLS = 2  # the first call often pays one-time costs (imports, kernels loading): the faster counts
-PAIRS = 3  # the probe is repeated; the median pair counts, so one disturbed pair cannot decide
+PAIRS = 5  # the probe is repeated; the median pair counts, so two disturbed pairs cannot decide
 PROBE_ELEMENTS = SOLO_CALLS + 2 * PAIRS
 OWN_THREADS = 0.3  # other threads of the process burn this much CPU per CPU of a call: it has its own
 
@@ -373,10 +374,10 @@ def decide(
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.98).kind
     'process'
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.05).reason
-    'holds the GIL 5% of a call (median of 3 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
+    'holds the GIL 5% of a call (median of 5 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
     >>> choice = decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.9, transport=0.0004)
     >>> print(choice.kind, choice.reason)
-    inline holds the GIL 90% of a call (median of 3 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call): one worker in the consumer's thread is faster
+    inline holds the GIL 90% of a call (median of 5 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call): one worker in the consumer's thread is faster
     """
     measured: Measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
     if workers < 2 or cpus < 2:
@@ -391,7 +392,7 @@ def decide(
         threads = _threads_gain(workers, max(wall_seconds, cpu_seconds), cpu_seconds, gil)
         numbers = (
             f"one call uses {cpu_seconds * 1e6:,.0f} us of CPU and holds the GIL {100 * gil:.0f}% of it "
-            f"(median of 3 pairs): {workers} threads reach ~{threads:.1f}x one worker after hand-offs"
+            f"(median of {PAIRS} pairs): {workers} threads reach ~{threads:.1f}x one worker after hand-offs"
         )
         if threads < INLINE_GAIN:
             return Choice("inline", numbers + ": one worker in the consumer's thread is faster", **measured)
@@ -418,7 +419,7 @@ def decide(
     threads = _threads_gain(workers, wall, cpu_seconds, gil)
     processes = min(workers, cpus * wall / cpu_seconds, wall / move) * wall / (wall + move)
     numbers = (
-        f"holds the GIL {100 * gil:.0f}% of a call (median of 3 pairs): {workers} threads reach "
+        f"holds the GIL {100 * gil:.0f}% of a call (median of {PAIRS} pairs): {workers} threads reach "
         f"~{threads:.1f}x one worker, processes ~{processes:.1f}x"
     )
     if transport is not None and transport > 2 * PROCESS_COST_SECONDS:
