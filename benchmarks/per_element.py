@@ -14,7 +14,9 @@ machine), headrace serial, 2 threads, 2 processes, AUTOTUNE; tf.data AUTOTUNE wi
 (when tensorflow is installed); ``torch.utils.data.DataLoader(num_workers=2)`` over the same function
 (when torch is installed). Medians of ``--runs`` interleaved runs; ratios to the plain loop, to
 headrace serial and to tf.data. ``--hog`` runs a CPU-busy process beside (a training loop competes
-for the CPU too).
+for the CPU too). The last column is this process's CPU time per element (all its threads; process
+workers' own CPU is not in it, marked ``+``): on a shared machine it shows the engine's overhead over
+the plain loop when wall times are disturbed.
 
 Run: ``python benchmarks/per_element.py [--quick] [--runs N] [--hog] [--shapes tabular,jpeg,python]``.
 """
@@ -251,11 +253,13 @@ def main(argv: list[str] | None = None) -> int:
                 for run in live.values():  # warm-up: kernels, workers, caches
                     run()
                 times: dict[str, list[float]] = {name: [] for name in live}
+                cpu: dict[str, list[float]] = {name: [] for name in live}
                 for _ in range(args.runs):  # interleaved, so load changes hit every row alike
                     for name, run in live.items():
-                        start = time.perf_counter()
+                        start, start_cpu = time.perf_counter(), time.process_time()
                         n = run()
                         times[name].append(time.perf_counter() - start)
+                        cpu[name].append((time.process_time() - start_cpu) / n * 1e6)
                 rates = {name: n / statistics.median(ts) for name, ts in times.items()}
                 print(
                     f"\n{shape} ({counts[shape]:,} records, batch {batch}), elements/s, median of {args.runs}"
@@ -268,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
                     ratios.append(f"{rates[name] / rates['headrace serial']:5.2f}x serial")
                     if "tf.data AUTOTUNE" in rates:
                         ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
+                    parent_only = "+" if "process" in name or "DataLoader" in name else " "
+                    ratios.append(f"{statistics.median(cpu[name]):8.1f}{parent_only}us CPU/el")
                     print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
                 fixed = [rates[k] for k in ("headrace serial", "headrace 2 threads", "headrace 2 processes")]
                 print(f"  AUTOTUNE / best fixed setting: {rates['headrace AUTOTUNE'] / max(fixed):.2f}")

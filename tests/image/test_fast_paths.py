@@ -55,6 +55,43 @@ def test_random_crop_equals_its_draws_and_slice(height, width, channels, data, s
         )
 
 
+@SETTINGS
+@given(st.integers(1, 7), st.integers(1, 7), st.integers(1, 4), st.data(), st.integers(0, 2**40))
+def test_random_crop_of_tfs_full_rank_size_equals_one_draw_per_dimension(height, width, channels, data, seed):
+    # tf.image's form, size (h, w, c): the general path draws integers(0, limit + 1) per dimension in
+    # order; the shortcut skips dimensions kept whole (such a draw leaves the generator as it was).
+    array = np.arange(height * width * channels, dtype=np.int16).reshape(height, width, channels)
+    size = tuple(data.draw(st.integers(0, n)) for n in array.shape)
+    ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(3):
+        offsets = [int(theirs.integers(0, n - s + 1)) for n, s in zip(array.shape, size)]
+        expected = array[tuple(slice(o, o + s) for o, s in zip(offsets, size))]
+        np.testing.assert_array_equal(random_crop(array, size, rng=ours), expected)
+    with pytest.raises(InvalidArgumentError, match="does not fit"):
+        random_crop(array, (height + 1, width, channels), rng=ours)
+
+
+def test_decode_jpeg_shortcut_equals_the_decoder_and_keeps_the_checks(monkeypatch):
+    simplejpeg = pytest.importorskip("simplejpeg")
+    from headrace.image import decode_jpeg, encode_jpeg
+    from headrace.io.limits import LimitExceededError
+
+    pixels = np.random.default_rng(0).integers(0, 256, (24, 20, 3), dtype=np.uint8)
+    data = encode_jpeg(pixels, quality=90)
+    expected = simplejpeg.decode_jpeg(data, colorspace="RGB", fastdct=True)
+    for channels in (0, 3):
+        np.testing.assert_array_equal(decode_jpeg(data, channels=channels), expected)
+    gray = encode_jpeg(pixels[:, :, :1])
+    assert decode_jpeg(gray).shape == (24, 20, 1) and decode_jpeg(gray, channels=3).shape == (24, 20, 3)
+    monkeypatch.setenv("HEADRACE_MAX_IMAGE_PIXELS", "100")  # the budget is still read on every call
+    with pytest.raises(LimitExceededError, match="max_image_pixels"):
+        decode_jpeg(data, channels=3)
+    monkeypatch.delenv("HEADRACE_MAX_IMAGE_PIXELS")
+    assert decode_jpeg(data, channels=3).shape == (24, 20, 3)
+    with pytest.raises(Exception, match="not a readable JPEG|damaged"):
+        decode_jpeg(data[: len(data) // 2], channels=3)
+
+
 def test_random_crop_errors_are_unchanged_by_the_fast_path():
     image = np.zeros((4, 5, 3), np.uint8)
     message = (

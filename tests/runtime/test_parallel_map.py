@@ -146,3 +146,29 @@ def test_executors_answer_every_task_with_its_id(make):
     # Workers with nothing in flight go back to the pool, and leave it once idle long enough.
     assert set(pids) <= set(get_pool().pids())
     wait_until(lambda: all(process_state(pid) is None for pid in pids))  # retired after pool.IDLE_SECONDS
+
+
+def _plus_one(x):
+    return x + 1
+
+
+@pytest.mark.parametrize("taken", [1, 37, 64, 100, 255])
+def test_threads_pull_in_chunks_and_checkpoints_mid_chunk_stay_exact(taken):
+    # A cheap function: the thread pool's chunks grow to many elements, and so do the pulls (one
+    # parent call and snapshot per chunk). A checkpoint mid-chunk owes the rest of that chunk; each
+    # executor resumes it exactly.
+    build = lambda **kw: hr.Dataset.range(400).map(_plus_one, **kw)  # noqa: E731
+    it = iter(build(num_parallel_calls=2, executor="thread"))
+    head = [int(next(it)) for _ in range(taken)]
+    state = it.get_state()
+    counters = it.root.counters()
+    assert counters["chunk_size"] > 1 or taken < 64  # grown once the first chunks were measured
+    assert counters["snapshots_taken"] < taken or taken < 64  # per chunk, not per element
+    inner = state["state"]
+    owed = [entry[0] for entry in inner["pending"]]
+    assert owed == list(range(taken, inner["position"]))
+    for kwargs in ({}, {"num_parallel_calls": 2, "executor": "thread"}, {"num_parallel_calls": 2}):
+        other = iter(build(**kwargs))
+        other.set_state(state)
+        assert head + [int(x) for x in other] == list(range(1, 401))
+    assert head + [int(x) for x in it] == list(range(1, 401))

@@ -116,6 +116,25 @@ def random_crop(
         top = int(generator.integers(0, image_height - height + 1))
         left = int(generator.integers(0, image_width - width + 1))
         return array[top : top + height, left : left + width]
+    if (
+        array.ndim == 3
+        and type(size) in (tuple, list)
+        and len(size) == 3
+        and type(size[0]) is int
+        and type(size[1]) is int
+        and type(size[2]) is int
+        and array.dtype.kind in "uifb"
+        and 0 <= size[0] <= array.shape[0]
+        and 0 <= size[1] <= array.shape[1]
+        and 0 <= size[2] <= array.shape[2]
+    ):  # one image and tf's full-rank (h, w, c): the general path below, without arrays for its checks
+        generator = resolve_rng(rng, seed, fn)
+        (height, width, depth), (image_height, image_width, image_depth) = size, array.shape
+        # A dimension kept whole draws nothing: integers(0, 1) leaves the generator as it was.
+        top = int(generator.integers(0, image_height - height + 1)) if height < image_height else 0
+        left = int(generator.integers(0, image_width - width + 1)) if width < image_width else 0
+        first = int(generator.integers(0, image_depth - depth + 1)) if depth < image_depth else 0
+        return array[top : top + height, left : left + width, first : first + depth]
     if array.dtype == object:
         raise InvalidArgumentError(f"{fn}: value has dtype object; expected a numeric array")
     sizes = np.asarray(size)

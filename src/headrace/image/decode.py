@@ -142,6 +142,26 @@ def decode_jpeg(
     (4, 3, 1)
     """
     fn = "decode_jpeg"
+    if (
+        type(contents) is bytes
+        and type(channels) is int
+        and (channels == 3 or channels == 0)
+        and ratio == 1
+        and type(ratio) is int
+        and fancy_upscaling is True
+        and not try_recover_truncated
+        and not dct_method
+        and contents[:3] == _JPEG
+        and simplejpeg is not None
+    ):  # the usual call: no option to check, one header pass, the decoder's defaults by position
+        height, width, colorspace = _jpeg_header(contents, fn)
+        if height * width > _pixel_budget():
+            _check_pixels(height, width, fn, contents)
+        if colorspace == "YCbCr" or (channels == 3 and colorspace in ("RGB", "Gray")):
+            try:
+                return simplejpeg.decode_jpeg(contents, "RGB", True)
+            except ValueError:
+                pass  # the general path below says what is wrong
     data = _as_bytes(contents, fn)
     channels = _check_channels(channels, fn, (0, 1, 3))
     if ratio not in (1, 2, 4, 8) or isinstance(ratio, bool):
@@ -238,8 +258,25 @@ def _io_limits() -> Any:
     return _limits
 
 
+_budget_env: tuple[Any, bytes, int] | None = None  # (os.environ's store, the variable's key, the default)
+
+
 def _pixel_budget() -> int:
-    """The ``max_image_pixels`` budget (read per call: ``set_limit`` may change it at any time)."""
+    """The ``max_image_pixels`` budget (read per call: ``set_limit`` may change it at any time). While
+    its variable is unset (the usual case) the default, seen in ``os.environ``'s own store: its
+    ``get`` raises and catches a KeyError, ~1.3 us a decoded image."""
+    global _budget_env
+    if _budget_env is None:
+        import os  # noqa: PLC0415
+
+        limits = _io_limits()
+        spec = limits.LIMITS["max_image_pixels"]
+        store = getattr(os.environ, "_data", None)
+        encode = getattr(os.environ, "encodekey", None)
+        _budget_env = (store, encode(spec.env) if encode is not None else b"", spec.default)
+    store, key, default = _budget_env
+    if store is not None and key and key not in store:
+        return default
     return _io_limits().limit("max_image_pixels")
 
 

@@ -1,16 +1,17 @@
 """``executor=None``: pick threads or processes for a map stage, once, by measuring its function.
 
 The probe computes real elements (they are handed on in order, never computed twice): two alone,
-then three pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
+then five pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
 thread's clocks: CPU time (``thread_time``) and, on Linux, the time it sat runnable waiting for a
-core (``/proc/thread-self/schedstat``). What is left of the wall time is time the thread was
-*blocked*: waiting on I/O or on the GIL. A call blocked longer in a pair than alone waited for the
-other call to let go of the GIL; that extra time over the other call's CPU time is the share of a
-call that holds the GIL (``gil_fraction``: ~1 for pure Python, ~0 for numpy, zlib, decoders, I/O).
-Another program keeping the cores busy lengthens wall times and run-queue waits, not CPU or
-blocked times. Where it does disturb a pair (a thread waiting for the GIL may also wait for a core,
-which then counts as load), it lowers the fraction: load can only push towards threads, never
-towards processes. Three pairs are measured and the median counts.
+core (``/proc/thread-self/schedstat``); a pair's clocks all start at its release (:func:`_pair`).
+What is left of the wall time is time the thread was *blocked*: waiting on I/O or on the GIL. A call
+blocked longer in a pair than alone waited for the other call to let go of the GIL; that extra time
+over the other call's CPU time is the share of a call that holds the GIL (``gil_fraction``: ~1 for
+pure Python, ~0 for numpy, zlib, decoders, I/O). Another program keeping the cores busy lengthens
+wall times and run-queue waits, not CPU or blocked times; the other call's time preempted is taken
+off the wait (a thread preempted while it held the GIL for a moment blocks its partner that long).
+A heavily loaded machine can still disturb a pair either way: five pairs are measured and the
+median counts, and a running stage is tried against inline (``parallel_map``) whatever the probe said.
 
 The rule, from those numbers (:func:`decide`):
 
@@ -64,12 +65,12 @@ COPY_SECONDS_PER_BYTE = 0.5e-9  # large arrays go through shared memory: copied 
 PROCESS_GAIN = 1.5  # processes must be estimated this much faster than threads: a large, robust gain
 BACKGROUND_SECONDS = 0.003  # before each solo call: how busy unrelated native threads are
 SOLO_CALLS = 2  # the first call often pays one-time costs (imports, kernels loading): the faster counts
-PAIRS = 3  # the probe is repeated; the median pair counts, so one disturbed pair cannot decide
+PAIRS = 5  # the probe is repeated; the median pair counts, so two disturbed pairs cannot decide
 PROBE_ELEMENTS = SOLO_CALLS + 2 * PAIRS
 #: pairs whose GIL shares spread over more than this disagree (a busy machine): more are measured,
 #: up to MAX_PAIRS, and if they still disagree (an outlier left out) the choice says it is uncertain
 DISAGREE = 0.5
-MAX_PAIRS = 7
+MAX_PAIRS = 9  # from 9 pairs on, two disturbed pairs at each end are out-voted
 OWN_THREADS = 0.3  # other threads of the process burn this much CPU per CPU of a call: it has its own
 
 _SCHEDSTAT = "/proc/thread-self/schedstat"
@@ -160,15 +161,9 @@ def _clocks() -> tuple[int, int, int]:
     return perf_ns(), thread_time_ns(), _run_delay_ns()
 
 
-def _since(
-    start: tuple[int, int, int], wall_from: int | None = None, delay_from: int | None = None
-) -> Timing:
+def _since(start: tuple[int, int, int]) -> Timing:
     wall, cpu, delay = _clocks()
-    return Timing(
-        wall - (start[0] if wall_from is None else wall_from),
-        cpu - start[1],
-        delay - (start[2] if delay_from is None else delay_from),
-    )
+    return Timing(wall - start[0], cpu - start[1], delay - start[2])
 
 
 def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
@@ -235,33 +230,51 @@ def _solo(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing, int | None
     return outcome, timing, max(0, int((after - mid) - background))
 
 
-def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
-    """``first`` in a helper thread and ``second`` here, released together. Each thread reads its
-    clocks before the release and measures its wall time from the release: a call waiting for the GIL
-    cannot start its own clock until it has it. The time each thread waited for a core is read for
-    both at the release too (from /proc): counted from before the barrier, a busy machine's wait to
-    reach it made the run-queue delay exceed the wall time, and hid the GIL (0% for pure Python)."""
-    stamps: list[int] = []
-    delays: dict[int, int] = {}
-    ids: list[int] = []
-    box: list = []
+def _task_clocks(native_id: int) -> tuple[int, int] | None:
+    """CPU time and run-queue wait of another thread of this process (exact while it is blocked: the
+    kernel books a thread's time when it stops running); None where /proc does not say."""
+    try:
+        with open(f"/proc/self/task/{native_id}/schedstat", "rb") as f:
+            cpu, delay = f.read().split()[:2]
+        return int(cpu), int(delay)
+    except (OSError, ValueError):
+        return None
 
-    def release() -> None:
-        stamps.append(perf_ns())
-        for native_id in ids:
-            delays[native_id] = _run_delay_ns(native_id)
+
+def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
+    """``first`` in a helper thread and ``second`` here, released together. Every clock of both calls
+    starts at the release: the thread that releases reads its own, and the other thread's (blocked at
+    the barrier) from ``/proc``. A call waiting for the GIL cannot read its clocks until it has it, and
+    clocks read before the barrier would count a thread's start-up (its CPU, its wait for a core on
+    a busy machine) in its CPU and delay but not in its wall time: that hid the GIL (a pure-Python
+    function measured 25%, a parser 0% while other programs ran)."""
+    waiting: list[int] = []  # native ids of the threads at the barrier
+    released: dict[int, tuple[int, int, int]] = {}  # native id -> (wall, cpu, delay) at the release
+
+    def release() -> None:  # runs in the last thread to arrive, the other one blocked
+        here = threading.get_native_id()
+        wall = perf_ns()
+        for native in waiting:
+            if native == here:
+                released[native] = (wall, thread_time_ns(), _run_delay_ns())
+            elif _has_schedstat and (other := _task_clocks(native)) is not None:
+                released[native] = (wall, *other)
+        released[0] = (wall, 0, 0)
 
     together = threading.Barrier(2, action=release)
 
     def timed(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing]:
-        me = threading.get_native_id()
-        ids.append(me)
+        native = threading.get_native_id()
         start = _clocks()
+        waiting.append(native)
         together.wait()
         outcome = _run(call)
-        return outcome, _since(start, wall_from=stamps[0], delay_from=delays.get(me))
+        # Without /proc: CPU and delay from before the barrier, wall time from the release.
+        at = released.get(native) or (released[0][0], start[1], start[2])
+        return outcome, _since(at)
 
     helper = threading.Thread(target=lambda: box.append(timed(first)), name="headrace executor probe")
+    box: list = []
     helper.start()
     here = timed(second)
     helper.join()
@@ -270,12 +283,17 @@ def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tup
 
 def gil_fraction(solo_blocked_ns: int, pair: list[Timing]) -> float | None:
     """Share of a call holding the GIL, from a pair run at once: the longest extra block of one call
-    over the other call's CPU time (a call can wait for the GIL at most while the other computes)."""
+    over the other call's CPU time (a call can wait for the GIL at most while the other computes).
+    The other call's own wait for a core is taken off the block: a thread the OS preempted while it
+    held the GIL for a moment keeps the waiter blocked that long, which is load, not the function.
+    That wait counts at most as the other call's time off the CPU: a running thread's delay may be
+    booked late (seen in a VM), so it can exceed the interval it is read over."""
     (a, b) = pair
     shares = []
     for waiter, other in ((a, b), (b, a)):
         if other.cpu_ns > 0:
-            shares.append((waiter.blocked_ns - solo_blocked_ns) / other.cpu_ns)
+            preempted = min(other.delay_ns, max(0, other.wall_ns - other.cpu_ns))
+            shares.append((waiter.blocked_ns - solo_blocked_ns - preempted) / other.cpu_ns)
     return min(1.0, max(0.0, max(shares))) if shares else None
 
 
@@ -409,12 +427,12 @@ def decide(
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.98).kind
     'process'
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.05).reason
-    'holds the GIL 5% of a call (median of 3 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
+    'holds the GIL 5% of a call (median of 5 pairs): 8 threads reach ~8.0x one worker, processes ~7.6x'
     >>> print(decide(4, 4, cpu_seconds=0.002, wall_seconds=0.002, gil=0.3, gil_range=(0.0, 0.94), pairs=7).reason)
     holds the GIL 30% of a call (uncertain: 0-94% over 7 pairs, median 30%; the machine is busy): 4 threads reach ~3.2x one worker, processes ~3.9x
     >>> choice = decide(2, 2, cpu_seconds=0.0004, wall_seconds=0.0004, gil=0.9, transport=0.0004)
     >>> print(choice.kind, choice.reason)
-    inline holds the GIL 90% of a call (median of 3 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call): one worker in the consumer's thread is faster
+    inline holds the GIL 90% of a call (median of 5 pairs): 2 threads reach ~1.1x one worker, processes ~0.5x (moving an element and its result costs 400 us, 100% of a call): one worker in the consumer's thread is faster
     """
     measured: Measured = {"cpu_seconds": cpu_seconds, "wall_seconds": wall_seconds, "gil_fraction": gil}
     share = (

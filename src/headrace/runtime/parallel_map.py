@@ -6,10 +6,13 @@ turn), so a slow consumer never makes memory grow. Results come back in the seri
 (``deterministic=True``) or as they finish. Workers compute while the consumer works on what it was
 given; put ``prefetch`` before the map to also overlap a slow parent.
 
-Checkpoints are exact and small: right after pulls the iterator keeps snapshots of the parent's
-state (on a budget, see :mod:`.snapshots`). ``get_state`` returns the first snapshot at or after the
-last element handed on, plus the inputs of the elements before it that are still owed (none in the
-deterministic case, whenever the snapshot was affordable). Its format is the serial map's, so a
+Inputs are pulled a chunk at a time (the executor's ``chunk_size``: a few milliseconds of work, one
+element for slow functions), so the parent's call, a snapshot and the hand-off to the workers are
+paid per chunk, not per element. Checkpoints are exact and small: right after each pull the iterator
+keeps a snapshot of the parent's state (on a budget, see :mod:`.snapshots`). ``get_state`` returns
+the first snapshot at or after the last element handed on, plus the elements before it that are
+still owed (at most the rest of that chunk, as inputs or computed outputs, whenever the snapshot was
+affordable; none when the chunk was handed on whole). Its format is the serial map's, so a
 checkpoint moves freely between serial and parallel, threads and processes.
 
 While ``headrace.profile.record_calls`` records, the executor numbers each chunk it returns; the
@@ -56,6 +59,10 @@ WAIT_SLICE_SECONDS = 0.5  # a blocked consumer wakes this often to notice a clos
 TRIAL_SECONDS = 0.2
 TRIAL_ELEMENTS = 64
 TRIAL_KEEP = 0.9
+# Threads that cost the consumer under this share of the CPU time an element takes (measured in the
+# workers) beat inline by a margin no measurement noise explains: kept without the inline side, whose
+# elements would run at one worker's speed.
+TRIAL_CLEAR_WIN = 0.7
 _warned_daemonic: list[bool] = []  # the fallback to threads in a daemonic process warns once
 
 
@@ -281,10 +288,10 @@ class ParallelMapIterator(NodeIterator):
         if self.kind == "inline":
             return  # nothing to keep busy: once what is owed is handed on, the fast path takes chunks
         window = self.window
-        # Process workers: pull a chunk's worth at a time, one parent call, snapshot and message per
-        # chunk instead of per element (a checkpoint then owes up to a chunk of inputs, encoded).
-        # Threads pull per element: a snapshot after each keeps their checkpoints minimal.
-        refill = self._chunk_size() if self.kind == "process" else 1
+        # Pull a chunk's worth at a time: one parent call, snapshot and message per chunk instead of
+        # per element (a checkpoint then owes up to a chunk of inputs, encoded). A thread pool's chunk
+        # follows the function's measured time (one element for slow ones: nothing owed then).
+        refill = self._chunk_size()
         while (
             not self.queued
             and not self.exhausted
@@ -359,7 +366,7 @@ class ParallelMapIterator(NodeIterator):
             self.arrivals.popleft()
         return None
 
-    def _hand_on(self, position: int) -> Any:
+    def _hand_on(self, position: int, fill: bool = True) -> Any:
         ok, value = self.ready.pop(position)
         del self.records[position]
         starts = self.chunk_starts
@@ -375,7 +382,8 @@ class ParallelMapIterator(NodeIterator):
                 if first >= self.high:
                     break
                 del snapshots[first]
-        self._fill()  # keep the workers busy while the consumer works on this one
+        if fill:
+            self._fill()  # keep the workers busy while the consumer works on this one
         if not ok:
             note_stage(value, self.name, position)
             raise value
@@ -448,6 +456,8 @@ class ParallelMapIterator(NodeIterator):
         if count < TRIAL_ELEMENTS or spent < TRIAL_SECONDS * 1e9:
             return
         per_element = spent / count
+        if phase == "workers" and self._clear_win(per_element):
+            return
         if phase == "workers":
             while self.tasks and self.failure is None:  # results of work in flight are kept, in order
                 self._collect(WAIT_SLICE_SECONDS)
@@ -483,6 +493,27 @@ class ParallelMapIterator(NodeIterator):
             gil_range=self.gil_range,
         )
         choose.replace(self.node, choice)
+
+    def _clear_win(self, per_element: float) -> bool:
+        """Keep threads without trying inline when they cost the consumer well under what an element
+        costs to compute: inline pays at least that per element, in the consumer's thread."""
+        executor = self.executor
+        computed, cpu_ns = getattr(executor, "computed", 0), getattr(executor, "computed_cpu_ns", 0)
+        if (
+            self.kind != "thread"
+            or computed < TRIAL_ELEMENTS
+            or per_element >= TRIAL_CLEAR_WIN * (cpu_ns / computed)
+        ):
+            return False
+        self._trial = None
+        self.kind_reason = (
+            f"{self.kind_reason}; running, threads cost the consumer {per_element / 1e3:,.1f} us per "
+            f"element, an element {cpu_ns / computed / 1e3:,.1f} us of CPU (what one worker in the "
+            "consumer's thread would pay at least): kept threads"
+        )
+        choice = choose.Choice("thread", self.kind_reason, gil_fraction=self.gil_fraction, tried=True)
+        choose.replace(self.node, choice)
+        return True
 
     def __next__(self) -> Any:
         return self.next_chunk(1)[0]
@@ -549,7 +580,9 @@ class ParallelMapIterator(NodeIterator):
                 position = self._peek()
             if position is None or not self.ready[position][0]:
                 break  # an error is raised by the next call, after these outputs
-            out.append(self._hand_on(position))
+            out.append(self._hand_on(position, fill=False))  # refilled once, below
+        if len(out) > 1:
+            self._fill()
         return out
 
     # --- failure ------------------------------------------------------------------------------

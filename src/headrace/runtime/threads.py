@@ -40,7 +40,9 @@ from . import shutdown as registry
 from .calls import apply
 
 _STOP = None
-CHUNK_SECONDS = 0.0005  # work per chunk: amortises a hand-off (~10 us), short enough to balance
+CHUNK_SECONDS = (
+    0.002  # work per chunk: amortises hand-offs (wake-ups cost ~10-50 us in a VM), short enough to balance
+)
 MAX_CHUNK = 64
 
 
@@ -63,6 +65,8 @@ class ThreadExecutor:
         self.pending: list[tuple[int, Any, Any]] = []  # submitted, not yet queued
         self.chunk_size = 1  # the first chunks measure the function
         self.element_ns = 0.0  # measured time per element, moving average
+        self.computed = 0  # elements whose results came back, and the CPU time they took
+        self.computed_cpu_ns = 0
         # While recording: first task of each chunk returned -> the chunk's slice number (the
         # owner takes them after each wait; empty otherwise).
         self.firsts: dict[int, int] = {}
@@ -139,8 +143,10 @@ class ThreadExecutor:
             except queue.Empty:
                 return out
 
-    def _unpack(self, message: tuple[list, int, int | None]) -> list[tuple[int, bool, Any]]:
-        results, busy_ns, number = message
+    def _unpack(self, message: tuple[list, int, int | None, int]) -> list[tuple[int, bool, Any]]:
+        results, busy_ns, number, cpu = message
+        self.computed += len(results)
+        self.computed_cpu_ns += cpu
         if results:
             if number is not None:
                 self.firsts[results[0][0]] = number
@@ -231,9 +237,10 @@ def _work(
         end = perf_ns()
         busy = end - start
         busy_ns[index] += busy
-        cpu_ns[index] += thread_time_ns() - cpu_start
+        cpu = thread_time_ns() - cpu_start
+        cpu_ns[index] += cpu
         log = counters.call_log  # one check per chunk: a slice on this thread while recording
         number = None if log is None else log.add_chunk(key, pid, thread, start, end, len(out))
         chunk = task = element = None  # hold no element while waiting for the next chunk
-        results.put((out, busy, number))
+        results.put((out, busy, number, cpu))
         del out
