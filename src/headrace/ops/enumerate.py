@@ -83,7 +83,7 @@ class EnumerateIterator(NodeIterator[EnumerateNode]):
 
     def next_chunk(self, n: int) -> list:
         if not self.chunked:
-            return self.one_by_one(n)
+            return super().next_chunk(n)
         chunk = self.parent.next_chunk(n)
         first = self.node.start + self.index
         indices = np.arange(first, first + len(chunk), dtype=np.int64)
