@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, derived
 from ..core.spec import common_spec
+from ..core.state import Bool, Child
 
 _NAMES = ["this dataset", "the dataset argument"]
 
@@ -68,7 +69,7 @@ class ConcatenateNode(Node):
 
 
 class ConcatenateIterator(NodeIterator[ConcatenateNode]):
-    state_keys = ("first", "second", "in_second")
+    state_fields = (Child("first"), Child("second"), Bool("in_second"))
 
     def __init__(self, node: ConcatenateNode, first: NodeIterator, second: NodeIterator):
         super().__init__(node, first, second)
@@ -114,17 +115,3 @@ class ConcatenateIterator(NodeIterator[ConcatenateNode]):
         self.first.reset()
         self.second.reset()
         self.in_second = False
-
-    def get_state(self) -> dict:
-        return {
-            "first": self.first.get_state(),
-            "second": self.second.get_state(),
-            "in_second": self.in_second,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        in_second = fields.bool("in_second")
-        self.first.set_state(fields.dict("first"))
-        self.second.set_state(fields.dict("second"))
-        self.in_second = in_second
