@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator
-from ..core.state import encode_element
+from ..core.state import Child, Field, Int, StateFields, encode_element
 
 
 def unique_key(element: Any, stage: str, position: int) -> Any:
@@ -57,8 +57,19 @@ class UniqueNode(Node):
         return UniqueIterator(self, self.parents[0].iterator(ctx))
 
 
+class Seen(Field):
+    """The distinct elements served so far (at most ``position``), kept by their key."""
+
+    def save(self, stage: Any) -> list:
+        return [encode_element(e) for e in stage.seen.values()]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> dict:
+        elements = fields.elements(self.name, max_length=values["position"])
+        return {unique_key(e, stage.name, i): e for i, e in enumerate(elements)}
+
+
 class UniqueIterator(NodeIterator[UniqueNode]):
-    state_keys = ("parent", "position", "seen")
+    state_fields = (Child("parent"), Int("position"), Seen("seen"))
 
     def __init__(self, node: UniqueNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -86,18 +97,3 @@ class UniqueIterator(NodeIterator[UniqueNode]):
         self.parent.reset()
         self.position = 0
         self.seen = {}
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "seen": [encode_element(e) for e in self.seen.values()],
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position = fields.int("position")
-        elements = fields.elements("seen", max_length=position)
-        self.seen = {unique_key(e, self.name, i): e for i, e in enumerate(elements)}
-        self.parent.set_state(fields.dict("parent"))
-        self.position = position
