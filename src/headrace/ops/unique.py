@@ -8,7 +8,8 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator
-from ..core.state import Child, Field, Int, StateFields, encode_element
+from ..core.state import Field, StateFields, encode_element
+from .support.elementwise import ElementwiseIterator, owed_inputs
 
 
 def unique_key(element: Any, stage: str, position: int) -> Any:
@@ -68,32 +69,25 @@ class Seen(Field):
         return {unique_key(e, stage.name, i): e for i, e in enumerate(elements)}
 
 
-class UniqueIterator(NodeIterator[UniqueNode]):
-    state_fields = (Child("parent"), Int("position"), Seen("seen"))
+class UniqueIterator(ElementwiseIterator[UniqueNode]):
+    state_fields = (*ElementwiseIterator.state_fields, Seen("seen"))
 
     def __init__(self, node: UniqueNode, parent: NodeIterator):
         super().__init__(node, parent)
-        self.parent = parent
-        self.position = 0
         self.seen: dict = {}  # key -> first element with that key (kept for checkpoints)
 
-    def next_chunk(self, n: int) -> list:
+    def compute(self, inputs: list, first: int) -> list:
         out: list = []
-        while not out:
-            chunk = self.parent.next_chunk(n)
-            for element in chunk:
-                key = unique_key(element, self.name, self.position)
-                self.position += 1
-                if key not in self.seen:
-                    self.seen[key] = element
-                    out.append(element)
-        self.produced += len(out)
+        seen = self.seen
+        for offset, element in enumerate(inputs):
+            try:
+                key = unique_key(element, self.name, first + offset)
+            except InvalidArgumentError as exc:  # an element unique refuses: the rest are kept
+                return self.hold(out, exc, first + offset, element, owed_inputs(inputs, first, offset + 1))
+            if key not in seen:
+                seen[key] = element
+                out.append(element)
         return out
 
-    def __next__(self):
-        return self.next_chunk(1)[0]
-
-    def reset(self) -> None:
-        self.parent.reset()
-        self.position = 0
+    def restarted(self) -> None:
         self.seen = {}
