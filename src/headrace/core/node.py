@@ -538,6 +538,16 @@ class NodeIterator(Generic[NodeT]):
         owed.appendleft((position, ERROR, (exc, failing)))
         return out
 
+    def interrupted(self, out: list, exc: BaseException) -> list:
+        """``out``, the elements a chunk gathered before reading its inputs raised ``exc``, counted as
+        produced: an error is held after them (:meth:`hold`); an interrupt (KeyboardInterrupt) is
+        raised now and ``out`` owed first. Nothing already taken is lost either way."""
+        if isinstance(exc, Exception):
+            self.produced += len(out)
+            return self.hold(out, exc)
+        self.owed.extend((0, OUTPUT, e) for e in out)
+        raise exc
+
     def serve_owed(self, n: int) -> list:
         """Serve the head of ``owed``: up to ``n`` outputs, or raise the held error, or compute up to
         ``n`` inputs (:meth:`compute`). Call only when ``owed`` is not empty."""

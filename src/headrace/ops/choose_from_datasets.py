@@ -9,7 +9,7 @@ import numpy as np
 from ..core.errors import InvalidArgumentError, check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator, derived
 from ..core.spec import TensorSpec, common_spec
-from ..core.state import OUTPUT, Owed
+from ..core.state import Owed
 
 
 def _names(count: int) -> list[str]:
@@ -142,17 +142,14 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
                 except StopIteration:
                     self._finish()
                     break
-                except Exception as exc:
-                    return self._hold(out, exc)
-                except BaseException:
-                    self._keep(out)
-                    raise
+                except BaseException as exc:
+                    return self.interrupted(out, exc)
             choices = self.choices
             c = choices[0]
             if type(c) is not int or not 0 <= c < len(self.datasets):
                 del choices[0]
                 self.position += 1
-                return self._hold(
+                return self.interrupted(
                     out,
                     InvalidArgumentError(
                         f"{self.name}: choice_dataset element {self.position - 1} is {c}, but the choices "
@@ -181,10 +178,7 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
             except BaseException as exc:
                 del choices[0]  # the failing element used its choice; the run's others stay
                 self.position += 1
-                if isinstance(exc, Exception):
-                    return self._hold(out, exc)
-                self._keep(out)
-                raise
+                return self.interrupted(out, exc)
             del choices[: len(got)]
             self.position += len(got)
             out.extend(got)
@@ -192,14 +186,6 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
             raise StopIteration
         self.produced += len(out)
         return out
-
-    def _hold(self, out: list, exc: BaseException) -> list:
-        self.produced += len(out)
-        return self.hold(out, exc)  # an error loses only its own element
-
-    def _keep(self, out: list) -> None:
-        """An interrupt (KeyboardInterrupt): ``out``, gathered before it, is served first next time."""
-        self.owed.extend((0, OUTPUT, e) for e in out)
 
     def __next__(self):
         return self.next_chunk(1)[0]

@@ -20,7 +20,7 @@ from ..core.node import (
     resolve_seed,
 )
 from ..core.spec import common_spec
-from ..core.state import OUTPUT, Owed
+from ..core.state import Owed
 
 _BLOCK = 256  # uniforms drawn per numpy call
 
@@ -275,18 +275,15 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
                     except StopIteration:
                         self.done = True
                         break
-                    except Exception as exc:
-                        return self._hold(out, exc)
-                    except BaseException:
-                        self._keep(out)
-                        raise
+                    except BaseException as exc:
+                        return self.interrupted(out, exc)
                 choices, offset = self.choices, 0
             else:
                 choices, offset = self._peek_fixed()
             c = choices[offset]
             if type(c) is str:
                 self._consume(1)
-                return self._hold(out, InvalidArgumentError(c))
+                return self.interrupted(out, InvalidArgumentError(c))
             if self.exhausted[c]:
                 if stop or all(self.exhausted):  # all ended: no draw can pick an element (a restored
                     self.done = True  # state that says so, with done=False, spun here forever)
@@ -307,10 +304,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
                 continue  # the choice is skipped on the next turn
             except BaseException as exc:
                 self._consume(1)  # the failing element used its draw; the run's others stay
-                if isinstance(exc, Exception):
-                    return self._hold(out, exc)
-                self._keep(out)
-                raise
+                return self.interrupted(out, exc)
             self._consume(len(got))
             out.extend(got)
         if not out:
@@ -324,14 +318,6 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
         else:
             self._next += count
             self.draws += count
-
-    def _hold(self, out: list, exc: BaseException) -> list:
-        self.produced += len(out)
-        return self.hold(out, exc)  # an error loses only its own element
-
-    def _keep(self, out: list) -> None:
-        """An interrupt (KeyboardInterrupt): ``out``, gathered before it, is served first next time."""
-        self.owed.extend((0, OUTPUT, e) for e in out)
 
     def __next__(self):
         return self.next_chunk(1)[0]

@@ -9,7 +9,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.errors import InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
-from ..core.state import OUTPUT, Child, Int, Owed
+from ..core.state import Child, Int, Owed
 
 # From this many shards on, gaps are skipped with the input's seek_forward when it can (range, tensor
 # slices, indexed files) instead of reading and dropping them.
@@ -99,22 +99,13 @@ class ShardIterator(NodeIterator[ShardNode]):
             except StopIteration:
                 break
             except BaseException as exc:
-                return self._interrupted(out, exc)
+                return self.interrupted(out, exc)
             self.position += len(chunk)
             out.extend(chunk[gap::shards])
         if not out:
             raise StopIteration
         self.produced += len(out)
         return out
-
-    def _interrupted(self, out: list, exc: BaseException) -> list:
-        """An error upstream loses only its element: ``out`` goes first, then the error. An
-        interrupt (KeyboardInterrupt) is raised now and ``out`` served first next time."""
-        if isinstance(exc, Exception):
-            self.produced += len(out)
-            return self.hold(out, exc)
-        self.owed.extend((self.position, OUTPUT, e) for e in out)
-        raise exc
 
     def _next_chunk_seeking(self, n: int) -> list:
         out: list = []
@@ -134,7 +125,7 @@ class ShardIterator(NodeIterator[ShardNode]):
         except StopIteration:
             pass
         except BaseException as exc:
-            return self._interrupted(out, exc)
+            return self.interrupted(out, exc)
         if not out:
             if not self._seeking:
                 return self.next_chunk(n)
