@@ -144,7 +144,7 @@ def test_checkpoint_holds_a_partial_batch_after_an_error():
     with pytest.raises(ZeroDivisionError):
         next(it)
     state = it.get_state()
-    assert len(state["state"]["partial"]) == 2
+    assert len(state["state"]["owed"]) == 2
     fresh = iter(build())
     fresh.set_state(state)
     assert lists(fresh) == [[3, 5, 7], [8]]

@@ -103,9 +103,9 @@ def test_error_inside_a_chunk_loses_nothing_else_and_computes_nothing_twice():
     rest = [b.tolist() for b in it]
     assert rest == [[0, 3, 6, 12, 15], [18, 21, 24, 27]]
     assert sorted(calls) == list(range(10))  # each element computed exactly once
-    # The outputs before the failure went to batch first (its partial rows), the error came next,
+    # The outputs before the failure went to batch first (its owed rows), the error came next,
     # and the input after it waits in map's pending: all in the checkpoint, with positions.
-    assert len(state["state"]["partial"]) == 3
+    assert len(state["state"]["owed"]) == 3
     pending = state["state"]["parent"]["pending"]
     assert [(p[0], p[1]) for p in pending] == [(4, False)]
     fresh = iter(hr.Dataset.range(10).map(counted).batch(5))
@@ -351,7 +351,7 @@ def test_a_chunk_gives_the_outputs_before_an_error_then_the_error_as_next_does()
     state = json.loads(json.dumps(it.get_state()))
     with pytest.raises(Boom):
         it.next_chunk(6)
-    assert [int(x) for x in it.next_chunk(6)] == [12]  # pending inputs come one at a time
+    assert [int(x) for x in it.next_chunk(6)] == [12, 15]  # the owed inputs, computed as one chunk
     fresh = iter(hr.Dataset.range(8).map(fail_on_3)).root
     fresh.set_state(state)
     with pytest.raises(Boom):

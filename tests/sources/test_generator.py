@@ -179,7 +179,7 @@ def test_generator_restore_replays_and_checks_the_replay():
     it = iter(ds)
     next(it), next(it), next(it)
     state = it.get_state()
-    assert state["state"] == {"yielded": 3, "exhausted": False, "ready": []}
+    assert state["state"] == {"yielded": 3, "exhausted": False, "owed": []}
     fresh = iter(ds)
     fresh.set_state(state)
     assert [x.item() for x in fresh] == [3, 4]

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import CheckpointError
 from .node import Access, Context, Fields, Node, NodeIterator
 from .spec import spec_of
+from .state import Int
 
 
 class ElementsNode(Node):
@@ -45,7 +45,7 @@ class ElementsNode(Node):
 
 
 class ElementsIterator(NodeIterator[ElementsNode]):
-    state_keys = ("index",)
+    state_fields = (Int("index", high=lambda it, values: len(it.node.elements)),)
 
     def __init__(self, node: ElementsNode):
         super().__init__(node)
@@ -70,13 +70,3 @@ class ElementsIterator(NodeIterator[ElementsNode]):
         skipped = min(n, len(self.node.elements) - self.index)
         self.index += skipped
         return skipped
-
-    def get_state(self) -> dict:
-        return {"index": self.index}
-
-    def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        index = state["index"]
-        if not isinstance(index, int) or not 0 <= index <= len(self.node.elements):
-            raise CheckpointError(f"{self.name}: index={index!r} is not in [0, {len(self.node.elements)}]")
-        self.index = index

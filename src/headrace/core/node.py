@@ -10,7 +10,8 @@ Iterator protocol, in order of importance:
   from its parent than it returns, so a chunked pipeline holds no hidden buffers and its state stays
   exact; it only amortises Python's per-call cost over many elements (batch pulls chunks). An error
   after some elements of a chunk never loses them: they are returned and the error is raised by the
-  next call (``one_by_one``, the default, does this), or kept and served first (map, filter).
+  next call. What a stage owes (outputs, inputs not computed yet, one held error) waits in one
+  queue, ``owed``, served first (see :meth:`NodeIterator.hold`).
 - ``reset()``: rewind to the start of the next epoch (``repeat`` uses it; shuffles reseed).
 - ``get_state()`` / ``set_state(state)``: small JSON-serialisable dicts; restoring into a fresh
   iterator of the same pipeline continues exactly where the saved one stopped.
@@ -26,6 +27,7 @@ import functools
 import itertools
 import secrets
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -36,7 +38,7 @@ from .counters import perf_ns as perf_ns  # the stage clock, re-exported: runtim
 from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .naming import without_locations
 from .options import Options
-from .state import StateFields
+from .state import ERROR, NO_INPUT, OUTPUT, Field, StateFields, restore_fields, save_fields
 
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
@@ -515,15 +517,17 @@ class Node:
 NodeT = TypeVar("NodeT", bound=Node)
 
 
-def _forgets_deferred_error(method: Any) -> Any:
-    """Wrap ``reset``/``set_state``: an error ``one_by_one`` held back belongs to the position the
-    stage leaves, not to the next epoch or a restored one."""
+def _forgets_owed(method: Any) -> Any:
+    """Wrap ``reset``/``set_state``: what a stage owed (elements, a held error) belongs to the position
+    it leaves, not to the next epoch or a restored one (a declared state then restores its own)."""
     if getattr(method, "_headrace_forgets", False):
         return method
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any) -> Any:
-        self.__dict__.pop("_deferred_error", None)
+        owed = self.__dict__.get("owed")
+        if owed:
+            owed.clear()
         return method(self, *args)
 
     wrapper._headrace_forgets = True  # type: ignore[attr-defined]
@@ -537,6 +541,9 @@ class NodeIterator(Generic[NodeT]):
     ``class TakeIterator(NodeIterator[TakeNode])``; a bare ``NodeIterator`` is any stage.
     """
 
+    #: the stage's saved state, declared once (``core.state.Field``s): ``get_state``, ``set_state``
+    #: and ``state_keys`` are derived from it. Empty: the stage writes its own pair (or has no state).
+    state_fields: ClassVar[tuple[Field, ...]] = ()
     #: name of the keys a subclass stores in its state, checked on restore.
     state_keys: ClassVar[tuple[str, ...]] = ()
     #: the timing template (core/counters.py) books each stage's exclusive time here.
@@ -565,13 +572,22 @@ class NodeIterator(Generic[NodeT]):
                 setattr(cls, method, timed(cls.__dict__[method]))
         for method in ("reset", "set_state"):
             if method in cls.__dict__:
-                setattr(cls, method, _forgets_deferred_error(cls.__dict__[method]))
+                setattr(cls, method, _forgets_owed(cls.__dict__[method]))
+        if "state_fields" in cls.__dict__:
+            cls.state_keys = tuple(field.name for field in cls.state_fields)
 
     def __init__(self, node: NodeT, *inputs: NodeIterator):
         self.node: NodeT = node
         self.inputs = list(inputs)
         self.produced = 0
         self.closed = False
+        #: What the stage owes its consumer, in element order, served before anything new: entries
+        #: ``(position, kind, value)`` of kind OUTPUT (computed, not yet returned), INPUT (taken from
+        #: the input, not yet computed) or ERROR (``value`` is ``(exception, failing input or
+        #: NO_INPUT)``: raised when it reaches the head, so an error keeps its place among the
+        #: elements). Filled by :meth:`hold`, served by :meth:`serve_owed`, saved by ``Owed()`` in
+        #: ``state_fields``, emptied by ``reset``/``set_state``.
+        self.owed: deque[tuple[int, int, Any]] = deque()
 
     def __iter__(self) -> NodeIterator:
         return self
@@ -581,14 +597,13 @@ class NodeIterator(Generic[NodeT]):
 
     @timed
     def next_chunk(self, n: int) -> list:
-        return self.one_by_one(n)
-
-    def one_by_one(self, n: int) -> list:
-        """The default ``next_chunk``: up to ``n`` elements from ``__next__``. An error after some of
-        them returns those first and is raised at the next call, so nothing already taken from the
-        input is lost (raising at once dropped them: scan over a failing map lost the elements
-        before the error in each chunk)."""
-        self.raise_held_error()
+        """The default: up to ``n`` elements from ``__next__``. An error after some of them returns
+        those first and is raised at the next call (:meth:`hold`), so nothing already taken from the
+        input is lost (raising at once dropped them: scan over a failing map lost the elements before
+        the error in each chunk)."""
+        owed = self.owed
+        if owed and owed[0][1] == ERROR:
+            raise owed.popleft()[2][0]
         out = []
         try:
             for _ in range(n):
@@ -597,34 +612,59 @@ class NodeIterator(Generic[NodeT]):
             if not out:
                 raise
         except Exception as exc:
-            return self.elements_then_error(out, exc, counted=True)
+            return self.hold(out, exc)
         return out
 
-    def elements_then_error(self, out: list, exc: BaseException, counted: bool = False) -> list:
-        """A chunk's ``out``, the elements it took before ``exc``: raise ``exc`` now if there are
-        none, else return them and hold ``exc`` for the next call (:meth:`raise_held_error`), so
-        every chunk path gives an error at its place in element order, as ``__next__`` does (a
-        consumer such as zip or the iterator's read-ahead can then tell which element failed).
-        ``produced`` is advanced by ``len(out)`` unless the caller already ``counted`` them. A held
-        error is forgotten by ``reset``/``set_state``."""
+    def compute(self, inputs: list, first: int) -> list:
+        """The outputs of ``inputs``, taken at positions ``first``, ``first + 1``, ...: what an
+        element-wise op implements (``ops/support/elementwise.py``). On a failure at input ``i``,
+        return ``self.hold(outputs so far, exc, first + i, inputs[i], rest)``."""
+        raise NotImplementedError(f"{self.name} computes no owed inputs")
+
+    def hold(
+        self,
+        out: list,
+        exc: BaseException,
+        position: int = -1,
+        failing: Any = NO_INPUT,
+        rest: list | tuple = (),
+    ) -> list:
+        """Return ``out``, the elements a chunk made before ``exc``, and owe the rest: ``exc`` (with
+        its ``failing`` input, kept so that a state saved meanwhile computes it again) then ``rest``
+        (``owed`` entries: inputs not computed yet, outputs computed past the failure), ahead of
+        anything owed already. With no elements made, ``exc`` is raised now and its input dropped.
+        The error is thus raised at its place in element order, as ``__next__`` would, and a
+        consumer (zip, the iterator's read-ahead) can tell which element failed."""
+        owed = self.owed
+        if rest:
+            owed.extendleft(reversed(rest))
         if not out:
             raise exc
-        self._deferred_error = exc
-        if not counted:
-            self.produced += len(out)
+        owed.appendleft((position, ERROR, (exc, failing)))
         return out
 
-    def raise_held_error(self, kept_inputs: list | None = None) -> None:
-        """Raise the error :meth:`elements_then_error` held back, if any (first thing in a call).
+    def interrupted(self, out: list, exc: BaseException) -> list:
+        """``out``, the elements a chunk gathered before reading its inputs raised ``exc``, counted as
+        produced: an error is held after them (:meth:`hold`); an interrupt (KeyboardInterrupt) is
+        raised now and ``out`` owed first. Nothing already taken is lost either way."""
+        if isinstance(exc, Exception):
+            self.produced += len(out)
+            return self.hold(out, exc)
+        self.owed.extend((0, OUTPUT, e) for e in out)
+        raise exc
 
-        A stage that kept the failing input at the head of ``kept_inputs`` while the error was held
-        (so a state saved meanwhile computes it again on restore) passes that list: the input is
-        dropped as its error is raised."""
-        held = self.__dict__.pop("_deferred_error", None)
-        if held is not None:
-            if kept_inputs is not None:
-                del kept_inputs[0]
-            raise held
+    def serve_owed(self, n: int) -> list:
+        """Serve the head of ``owed``: up to ``n`` outputs, or raise the held error, or compute up to
+        ``n`` inputs (:meth:`compute`). Call only when ``owed`` is not empty."""
+        owed = self.owed
+        position, kind, value = owed[0]
+        if kind == ERROR:
+            owed.popleft()
+            raise value[0]
+        values: list = []
+        while owed and owed[0][1] == kind and len(values) < n:
+            values.append(owed.popleft()[2])
+        return values if kind == OUTPUT else self.compute(values, position)
 
     def reset(self) -> None:
         raise NotImplementedError(f"{self.node!r} cannot be rewound")
@@ -635,10 +675,19 @@ class NodeIterator(Generic[NodeT]):
         return None
 
     def get_state(self) -> dict:
-        raise NotImplementedError
+        if not self.state_fields:
+            raise NotImplementedError(f"{self.name} cannot save its state")
+        return save_fields(self, self.state_fields)
 
     def set_state(self, state: dict) -> None:
-        raise NotImplementedError
+        if not self.state_fields:
+            raise NotImplementedError(f"{self.name} cannot restore a state")
+        self.owed.clear()
+        restore_fields(self, self.state_fields, state)
+        self.restored()
+
+    def restored(self) -> None:
+        """Called after a declared state was restored: rebuild what is derived from it."""
 
     def tunable_knobs(self) -> dict[str, tuple[int, int]]:
         """Knobs the autotuner may set, name -> (current value, maximum); none by default."""

@@ -353,3 +353,186 @@ def _bounds(low: int | None, high: int | None) -> str:
     if low is None:
         return f" <= {high}"
     return f" in [{low}, {high}]"
+
+
+# --- declared state ------------------------------------------------------------------------------------
+#: kinds of the entries of a stage's ``owed`` queue: ``(position, kind, value)``
+OUTPUT, INPUT, ERROR = 0, 1, 2
+#: the value of an ERROR entry whose failing input is gone (the op cannot compute it again)
+NO_INPUT: Any = object()
+
+#: a bound on a field: a number, None (unbounded), or computed from the stage and the values read so far
+Bound = builtins.int | None | Callable[[Any, builtins.dict], Any]
+
+
+def _bound(bound: Bound, stage: Any, values: builtins.dict) -> Any:
+    return bound(stage, values) if callable(bound) else bound
+
+
+class Field:
+    """One field of a stage's saved state: ``save`` reads it from the stage, ``load`` checks the saved
+    value (``values``: the fields read before it), ``restore`` puts it back. Declared on the stage's
+    class (``state_fields = (Child("parent"), Int("position"), Owed())``); the base class derives
+    ``get_state``, ``set_state`` and the key list from the declaration.
+
+    ``attr`` is the stage's attribute when it differs from the saved key.
+    """
+
+    #: fields that are other stages' states are restored first, after every field was checked
+    child = False
+
+    def __init__(self, name: str, attr: str | None = None):
+        self.name, self.attr = name, attr or name
+
+    def save(self, stage: Any) -> Any:
+        return getattr(stage, self.attr)
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> Any:
+        raise NotImplementedError
+
+    def restore(self, stage: Any, value: Any) -> None:
+        setattr(stage, self.attr, value)
+
+
+class Int(Field):
+    """An int in ``[low, high]`` (None: unbounded)."""
+
+    def __init__(self, name: str, attr: str | None = None, *, low: Bound = 0, high: Bound = None):
+        super().__init__(name, attr)
+        self.low, self.high = low, high
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.int:
+        return fields.int(self.name, _bound(self.low, stage, values), _bound(self.high, stage, values))
+
+
+class Seed(Field):
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.int:
+        return fields.seed(self.name)
+
+
+class Bool(Field):
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.bool:
+        return fields.bool(self.name)
+
+
+class Element(Field):
+    """One element (``optional``: or None)."""
+
+    def __init__(self, name: str, attr: str | None = None, *, optional: builtins.bool = False):
+        super().__init__(name, attr)
+        self.optional = optional
+
+    def save(self, stage: Any) -> Any:
+        value = getattr(stage, self.attr)
+        return None if value is None and self.optional else encode_element(value)
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> Any:
+        return fields.element(self.name, optional=self.optional)
+
+
+class Elements(Field):
+    """A list of elements, of at most ``max_length``."""
+
+    def __init__(self, name: str, attr: str | None = None, *, max_length: Bound = None):
+        super().__init__(name, attr)
+        self.max_length = max_length
+
+    def save(self, stage: Any) -> builtins.list:
+        return [encode_element(e) for e in getattr(stage, self.attr)]
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.list:
+        return fields.elements(self.name, max_length=_bound(self.max_length, stage, values))
+
+
+class Child(Field):
+    """The state of an input stage (``attr``: the attribute holding its iterator)."""
+
+    child = True
+
+    def save(self, stage: Any) -> builtins.dict:
+        return getattr(stage, self.attr).get_state()
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.dict:
+        return fields.dict(self.name)
+
+    def restore(self, stage: Any, value: Any) -> None:
+        getattr(stage, self.attr).set_state(value)
+
+
+class Children(Field):
+    """The states of a list of input stages (``attr``: the attribute holding the list)."""
+
+    child = True
+
+    def save(self, stage: Any) -> builtins.list:
+        return [it.get_state() for it in getattr(stage, self.attr)]
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.list:
+        states = fields.list(self.name, length=len(getattr(stage, self.attr)))
+        for i, sub in enumerate(states):
+            if not isinstance(sub, builtins.dict):
+                raise fields.fail(f"{self.name}[{i}]", sub, "a dict (a stage's state)")
+        return states
+
+    def restore(self, stage: Any, value: Any) -> None:
+        for it, sub in zip(getattr(stage, self.attr), value):
+            it.set_state(sub)
+
+
+class Owed(Field):
+    """The stage's ``owed`` queue (see ``NodeIterator.owed``), saved as ``[position, is_output,
+    element]`` rows: an output computed and not yet returned, or an input taken and not yet computed.
+    A held error is saved as its failing input, so a restore computes that input again (and raises
+    again); an error whose input is gone is not saved. Positions are at most the stage's
+    ``position`` field when it declares one, and there are at most ``max_length`` rows."""
+
+    def __init__(self, name: str = "owed", *, max_length: Bound = None):
+        super().__init__(name, "owed")
+        self.max_length = max_length
+
+    def save(self, stage: Any) -> builtins.list:
+        rows = []
+        for position, kind, value in stage.owed:
+            if kind == ERROR:
+                value = value[1]
+                if value is NO_INPUT:
+                    continue
+            rows.append([position, kind == OUTPUT, encode_element(value)])
+        return rows
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.list:
+        high = values.get("position")
+        max_length = _bound(self.max_length, stage, values)
+        if max_length is None:
+            max_length = high
+        return [
+            (
+                fields.check_int(at, f"{self.name}[{i}][0]", high=high),
+                OUTPUT if fields.check_bool(is_output, f"{self.name}[{i}][1]") else INPUT,
+                fields.check_element(v, f"{self.name}[{i}][2]"),
+            )
+            for i, (at, is_output, v) in enumerate(fields.rows(self.name, 3, max_length=max_length))
+        ]
+
+    def restore(self, stage: Any, value: Any) -> None:
+        stage.owed.clear()
+        stage.owed.extend(value)
+
+
+def save_fields(stage: Any, declared: tuple[Field, ...]) -> builtins.dict:
+    return {field.name: field.save(stage) for field in declared}
+
+
+def restore_fields(stage: Any, declared: tuple[Field, ...], state: Any) -> None:
+    """Check every field of ``state`` first (a bad checkpoint changes nothing), then restore the input
+    stages, then the stage's own fields."""
+    fields = StateFields(state, stage.name, tuple(field.name for field in declared))
+    values: builtins.dict = {}
+    for field in declared:
+        values[field.name] = field.load(fields, stage, values)
+    for field in declared:
+        if field.child:
+            field.restore(stage, values[field.name])
+    for field in declared:
+        if not field.child:
+            field.restore(stage, values[field.name])

@@ -7,6 +7,7 @@ from typing import Any
 from ..core.args import integer
 from ..core.errors import DataLossError, check
 from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator
+from ..core.state import Child, Int
 
 
 class CardinalityMismatchError(DataLossError):
@@ -47,7 +48,10 @@ class AssertCardinalityNode(Node):
 
 
 class AssertCardinalityIterator(NodeIterator[AssertCardinalityNode]):
-    state_keys = ("parent", "count")
+    state_fields = (
+        Child("parent"),
+        Int("count", high=lambda it, values: None if it.node.expected < 0 else it.node.expected),
+    )
 
     def __init__(self, node: AssertCardinalityNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -81,13 +85,3 @@ class AssertCardinalityIterator(NodeIterator[AssertCardinalityNode]):
     def reset(self) -> None:
         self.parent.reset()
         self.count = 0
-
-    def get_state(self) -> dict:
-        return {"parent": self.parent.get_state(), "count": self.count}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        expected = self.node.expected
-        count = fields.int("count", high=None if expected < 0 else expected)
-        self.parent.set_state(fields.dict("parent"))
-        self.count = count

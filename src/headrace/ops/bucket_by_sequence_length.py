@@ -21,9 +21,10 @@ from ..core.node import (
     call,
     note_stage,
 )
-from ..core.state import encode_element
+from ..core.state import ERROR, Bool, Child, Field, Int, Owed, StateFields, encode_element
 from ..core.structure import flatten, map_structure
 from .support.batching import stack
+from .support.elementwise import owed_inputs
 from .support.padding import (
     check_padded_shapes,
     check_padding_values,
@@ -152,15 +153,31 @@ class BucketBySequenceLengthNode(Node):
         return BucketIterator(self, self.parents[0].iterator(ctx))
 
 
+class Buckets(Field):
+    """The elements waiting in each bucket: fewer than its batch size (a full bucket is batched)."""
+
+    def save(self, stage: Any) -> list:
+        return [[encode_element(e) for e in bucket] for bucket in stage.buckets]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> list:
+        sizes = stage.node.bucket_batch_sizes
+        buckets = []
+        for i, bucket in enumerate(fields.list(self.name, length=len(sizes))):
+            if not isinstance(bucket, list) or len(bucket) >= sizes[i]:
+                raise fields.fail(f"{self.name}[{i}]", bucket, f"a list of fewer than {sizes[i]} elements")
+            buckets.append([fields.check_element(e, f"{self.name}[{i}][{j}]") for j, e in enumerate(bucket)])
+        return buckets
+
+
 class BucketIterator(NodeIterator[BucketBySequenceLengthNode]):
-    state_keys = ("parent", "position", "end_of_input", "pending", "buckets")
+    # owed: inputs pulled but not yet bucketed
+    state_fields = (Child("parent"), Int("position"), Bool("end_of_input"), Owed(), Buckets("buckets"))
 
     def __init__(self, node: BucketBySequenceLengthNode, parent: NodeIterator):
         super().__init__(node, parent)
         self.parent = parent
         self.position = 0  # inputs taken from the parent so far
         self.end_of_input = False
-        self.pending: list = []  # inputs pulled but not yet bucketed
         self.buckets: list[list] = [[] for _ in node.bucket_batch_sizes]
         self._base_shapes: list | None = None  # per-leaf shapes whose None sizes go to the boundary
 
@@ -229,19 +246,23 @@ class BucketIterator(NodeIterator[BucketBySequenceLengthNode]):
     def __next__(self) -> Any:
         node = self.node
         sizes = node.bucket_batch_sizes
-        while not self.end_of_input or self.pending:
-            if not self.pending:
+        owed = self.owed
+        while not self.end_of_input or owed:
+            if not owed:
                 # At most the emptiest bucket's room: a chunk then fills at most one bucket, at its end.
                 want = min(size - len(bucket) for size, bucket in zip(sizes, self.buckets))
                 try:
-                    self.pending = self.parent.next_chunk(want)
+                    chunk = self.parent.next_chunk(want)
                 except StopIteration:
                     self.end_of_input = True
                     break
-                self.position += len(self.pending)
-            while self.pending:
-                element = self.pending.pop(0)
-                bucket = self._bucket_of(element, self.position - len(self.pending) - 1)
+                owed.extend(owed_inputs(chunk, self.position))
+                self.position += len(chunk)
+            while owed:
+                position, kind, element = owed.popleft()
+                if kind == ERROR:
+                    raise element[0]
+                bucket = self._bucket_of(element, position)
                 self.buckets[bucket].append(element)
                 if len(self.buckets[bucket]) == sizes[bucket]:
                     return self._batch(bucket)
@@ -257,33 +278,4 @@ class BucketIterator(NodeIterator[BucketBySequenceLengthNode]):
         self.parent.reset()
         self.position = 0
         self.end_of_input = False
-        self.pending = []
         self.buckets = [[] for _ in self.node.bucket_batch_sizes]
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "end_of_input": self.end_of_input,
-            "pending": [encode_element(e) for e in self.pending],
-            "buckets": [[encode_element(e) for e in bucket] for bucket in self.buckets],
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position, end_of_input = fields.int("position"), fields.bool("end_of_input")
-        pending = fields.elements("pending", max_length=position)
-        sizes = self.node.bucket_batch_sizes
-        buckets = []
-        for i, bucket in enumerate(fields.list("buckets", length=len(sizes))):
-            if not isinstance(bucket, list) or len(bucket) >= sizes[i]:
-                # a full bucket would have been batched: fewer than its batch size are ever held
-                raise fields.fail(f"buckets[{i}]", bucket, f"a list of fewer than {sizes[i]} elements")
-            buckets.append([fields.check_element(e, f"buckets[{i}][{j}]") for j, e in enumerate(bucket)])
-        self.parent.set_state(fields.dict("parent"))
-        self.position, self.end_of_input, self.pending, self.buckets = (
-            position,
-            end_of_input,
-            pending,
-            buckets,
-        )

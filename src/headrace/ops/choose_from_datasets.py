@@ -17,7 +17,7 @@ from ..core.node import (
     derived,
 )
 from ..core.spec import TensorSpec, common_spec
-from ..core.state import encode_element
+from ..core.state import Owed
 
 
 def _names(count: int) -> list[str]:
@@ -119,7 +119,7 @@ def _as_choice(value: Any) -> int | str:
 
 
 class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
-    state_keys = ("choice", "datasets", "exhausted", "done", "position", "choices", "ready")
+    state_keys = ("choice", "datasets", "exhausted", "done", "position", "choices", "owed")
 
     def __init__(self, node: ChooseFromDatasetsNode, choice: NodeIterator, datasets: list[NodeIterator]):
         super().__init__(node, choice, *datasets)
@@ -132,18 +132,14 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
         self.done = False
         self.position = 0  # choices consumed so far, for error messages
         self.choices: list = []  # pulled from choice_dataset, not yet served
-        # Elements gathered in a chunk that an error interrupted: served first (nothing but the
-        # failing element is lost).
-        self.ready: list = []
 
     def _finish(self) -> None:
         self.done = True
         self.choices = []
 
     def next_chunk(self, n: int) -> list:
-        self.raise_held_error()
-        if self.ready:
-            out, self.ready = self.ready[:n], self.ready[n:]
+        if self.owed:  # after an error: the elements gathered before it, or the error held
+            out = self.serve_owed(n)
             self.produced += len(out)
             return out
         out = []
@@ -155,17 +151,14 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
                 except StopIteration:
                     self._finish()
                     break
-                except Exception as exc:
-                    return self.elements_then_error(out, exc)
-                except BaseException:
-                    self.ready = out
-                    raise
+                except BaseException as exc:
+                    return self.interrupted(out, exc)
             choices = self.choices
             c = choices[0]
             if type(c) is not int or not 0 <= c < len(self.datasets):
                 del choices[0]
                 self.position += 1
-                return self.elements_then_error(
+                return self.interrupted(
                     out,
                     InvalidArgumentError(
                         f"{self.name}: choice_dataset element {self.position - 1} is {c}, but the choices "
@@ -194,10 +187,7 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
             except BaseException as exc:
                 del choices[0]  # the failing element used its choice; the run's others stay
                 self.position += 1
-                if isinstance(exc, Exception):
-                    return self.elements_then_error(out, exc)
-                self.ready = out
-                raise
+                return self.interrupted(out, exc)
             del choices[: len(got)]
             self.position += len(got)
             out.extend(got)
@@ -223,7 +213,7 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
             "done": self.done,
             "position": self.position,
             "choices": list(self.choices),
-            "ready": [encode_element(e) for e in self.ready],
+            "owed": Owed().save(self),
         }
 
     def set_state(self, state: dict) -> None:
@@ -236,14 +226,9 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
         ]
         done, position = fields.bool("done"), fields.int("position")
         choices = fields.list("choices")  # served values are checked when served, as fresh ones are
-        ready = fields.elements("ready")
+        owed = Owed().load(fields, self, {})
         self.choice.set_state(fields.dict("choice"))
         for i, (it, sub) in enumerate(zip(self.datasets, datasets)):
             it.set_state(fields.record(sub, f"datasets[{i}]", ()).state)
-        self.exhausted, self.done, self.position, self.choices, self.ready = (
-            exhausted,
-            done,
-            position,
-            choices,
-            ready,
-        )
+        self.exhausted, self.done, self.position, self.choices = exhausted, done, position, choices
+        Owed().restore(self, owed)

@@ -9,6 +9,7 @@ import numpy as np
 from ..core.errors import check
 from ..core.node import Access, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec
+from ..core.state import Child, Int
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
@@ -58,7 +59,7 @@ class EnumerateNode(Node):
 
 
 class EnumerateIterator(NodeIterator[EnumerateNode]):
-    state_keys = ("parent", "index")
+    state_fields = (Child("parent"), Int("index", high=2**62))  # index is added to start in int64
 
     def __init__(self, node: EnumerateNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -84,7 +85,7 @@ class EnumerateIterator(NodeIterator[EnumerateNode]):
 
     def next_chunk(self, n: int) -> list:
         if not self.chunked:
-            return self.one_by_one(n)
+            return super().next_chunk(n)
         chunk = self.parent.next_chunk(n)
         first = self.node.start + self.index
         indices = np.arange(first, first + len(chunk), dtype=np.int64)
@@ -101,12 +102,3 @@ class EnumerateIterator(NodeIterator[EnumerateNode]):
     def reset(self) -> None:
         self.parent.reset()
         self.index = 0
-
-    def get_state(self) -> dict:
-        return {"parent": self.parent.get_state(), "index": self.index}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        index = fields.int("index", high=2**62)  # added to start in int64
-        self.parent.set_state(fields.dict("parent"))
-        self.index = index

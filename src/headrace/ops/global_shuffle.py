@@ -9,6 +9,7 @@ import numpy as np
 from ..core.args import boolean, integer
 from ..core.errors import InvalidArgumentError, check
 from ..core.node import Access, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
+from ..core.state import Int, Seed
 from .support.permutation import IndexPermutation
 
 _READ_AHEAD = 64  # elements read per random-access call on the single-element path
@@ -81,7 +82,12 @@ class GlobalShuffleNode(Node):
 
 
 class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
-    state_keys = ("seed", "iteration", "epoch", "position")
+    state_fields = (
+        Seed("seed"),
+        Int("iteration"),
+        Int("epoch"),
+        Int("position", high=lambda it, values: it.length),
+    )
 
     def __init__(self, node: GlobalShuffleNode, ctx: Context, seed: int, iteration: int):
         super().__init__(node)
@@ -149,18 +155,7 @@ class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
         self.position = 0
         self._start_epoch(self.epoch + 1 if self.node.reshuffle_each_iteration else self.epoch)
 
-    def get_state(self) -> dict:
-        return {
-            "seed": self.seed,
-            "iteration": self.iteration,
-            "epoch": self.epoch,
-            "position": self.position,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        seed, iteration, epoch = fields.seed("seed"), fields.int("iteration"), fields.int("epoch")
-        position = fields.int("position", high=self.length)
-        self.seed, self.iteration = seed, iteration
-        self._start_epoch(epoch)
+    def restored(self) -> None:
+        position = self.position
+        self._start_epoch(self.epoch)
         self.position = position

@@ -22,7 +22,8 @@ from ..core.node import (
     dataset_node,
     note_stage,
 )
-from ..core.state import encode_element
+from ..core.state import ERROR, Owed, encode_element
+from .support.elementwise import owed_inputs
 
 _MAX_PULL = 1024
 
@@ -109,7 +110,7 @@ class GroupByWindowNode(Node):
 
 
 class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
-    state_keys = ("parent", "position", "end_of_input", "pending", "groups", "window_sizes", "current")
+    state_keys = ("parent", "position", "end_of_input", "owed", "groups", "window_sizes", "current")
 
     def __init__(self, node: GroupByWindowNode, parent: NodeIterator, ctx: Context):
         super().__init__(node, parent)
@@ -117,7 +118,7 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
         self.ctx = ctx
         self.position = 0  # inputs taken from the parent so far
         self.end_of_input = False
-        self.pending: list = []  # inputs pulled but not yet put in a window
+        # owed: inputs pulled but not yet put in a window
         self.groups: dict[int, list] = {}
         self.window_sizes: dict[int, int] = {}
         self.current: tuple[int, list, NodeIterator] | None = None  # the window being yielded
@@ -159,12 +160,13 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
     def _fill_window(self) -> bool:
         """Read input until a window is full (True) or the input ends (False)."""
         while True:
-            if not self.pending:
+            owed = self.owed
+            if not owed:
                 if self.end_of_input:
                     return False
                 # Pull no more than the fullest window still needs: with a fixed window_size a chunk
                 # then fills at most one window, at its end. (A window_size_func may give a new key a
-                # smaller window; the rest of the chunk waits in pending, which is checkpointed.)
+                # smaller window; the rest of the chunk waits in owed, which is checkpointed.)
                 room = [self.window_sizes[k] - len(g) for k, g in self.groups.items()]
                 if self.node.window_size is not None:
                     room.append(self.node.window_size)
@@ -174,11 +176,12 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
                 except StopIteration:
                     self.end_of_input = True
                     return False
+                owed.extend(owed_inputs(chunk, self.position))
                 self.position += len(chunk)
-                self.pending = chunk
-            while self.pending:
-                element = self.pending.pop(0)
-                position = self.position - len(self.pending) - 1
+            while owed:
+                position, kind, element = owed.popleft()
+                if kind == ERROR:
+                    raise element[0]
                 try:
                     key = scalar_int(call(self.node.key_func, element), self.name, "key_func", position)
                 except Exception as exc:
@@ -236,7 +239,6 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
         self.parent.reset()
         self.position = 0
         self.end_of_input = False
-        self.pending = []
         self.groups = {}
         self.window_sizes = {}
 
@@ -257,7 +259,7 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
             "parent": self.parent.get_state(),
             "position": self.position,
             "end_of_input": self.end_of_input,
-            "pending": [encode_element(e) for e in self.pending],
+            "owed": Owed().save(self),
             "groups": [[key, [encode_element(e) for e in group]] for key, group in self.groups.items()],
             "window_sizes": [[key, size] for key, size in self.window_sizes.items()],
             "current": current,
@@ -266,7 +268,7 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
     def set_state(self, state: dict) -> None:
         fields = self._check_state(state)
         position, end_of_input = fields.int("position"), fields.bool("end_of_input")
-        pending = fields.elements("pending", max_length=position)
+        owed = Owed().load(fields, self, {"position": position})
         groups = {}
         for i, (key, group) in enumerate(fields.rows("groups", 2)):
             if not isinstance(group, list):
@@ -293,7 +295,8 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
             current_state = current.dict("state")
         self._close_current()
         self.parent.set_state(fields.dict("parent"))
-        self.position, self.end_of_input, self.pending = position, end_of_input, pending
+        self.position, self.end_of_input = position, end_of_input
+        Owed().restore(self, owed)
         self.groups, self.window_sizes = groups, window_sizes
         if current is not None:
             # The window's dataset is rebuilt by calling reduce_func again on the saved window.

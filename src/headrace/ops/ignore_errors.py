@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.errors import CheckpointError, WorkerError, check
 from ..core.node import Context, Fields, Node, NodeIterator
+from ..core.state import Child, Int
 
 logger = logging.getLogger("headrace.ignore_errors")
 
@@ -56,7 +57,7 @@ class IgnoreErrorsNode(Node):
 
 
 class IgnoreErrorsIterator(NodeIterator[IgnoreErrorsNode]):
-    state_keys = ("parent", "errors_ignored")
+    state_fields = (Child("parent"), Int("errors_ignored"))
 
     def __init__(self, node: IgnoreErrorsNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -94,12 +95,3 @@ class IgnoreErrorsIterator(NodeIterator[IgnoreErrorsNode]):
 
     def counters(self) -> dict:
         return {**super().counters(), "errors_ignored": self.errors_ignored}
-
-    def get_state(self) -> dict:
-        return {"parent": self.parent.get_state(), "errors_ignored": self.errors_ignored}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        errors_ignored = fields.int("errors_ignored")
-        self.parent.set_state(fields.dict("parent"))
-        self.errors_ignored = errors_ignored

@@ -13,11 +13,12 @@ from ..core.args import boolean, integer
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe
-from ..core.node import AUTOTUNE, Context, Fields, Node, NodeIterator, call, note_stage
+from ..core.node import AUTOTUNE, Context, Fields, Node, NodeIterator, note_stage
 from ..core.results import CONVERTED, tf_result, tf_results
-from ..core.state import encode_element
+from ..core.state import Child, Int, Owed
 from ..runtime.calls import apply
 from ..runtime.defaults import resolve_parallelism
+from .support.elementwise import ElementwiseIterator, owed_inputs
 
 
 class MapNode(Node):
@@ -266,28 +267,25 @@ def _check_picklable(map_func: Callable) -> None:
         ) from exc
 
 
-class MapIterator(NodeIterator[MapNode]):
-    state_keys = ("parent", "position", "pending", "iteration", "epoch")
+class MapIterator(ElementwiseIterator[MapNode]):
+    # "pending": the key the parallel map saves its owed elements under, so a state moves between
+    # serial, thread and process maps.
+    state_fields = (Child("parent"), Int("position"), Owed("pending"), Int("iteration"), Int("epoch"))
 
     def __init__(self, node: MapNode, parent: NodeIterator, iteration: int = 0):
         super().__init__(node, parent)
-        self.parent = parent
         self.fn = node.map_func
         self.seed = node.seed
         self.iteration = iteration  # which iter() of the dataset (seeded maps only)
         self.epoch = 0  # resets so far (repeat epochs)
-        self.position = 0  # inputs taken from the parent so far
-        # After a user error inside a chunk, the outputs computed before it and the inputs after it are
-        # kept here as (position, is_output, value) and served first, so an error loses nothing but the
-        # failing element.
-        self.pending: list[tuple[int, bool, Any]] = []
 
     def _key(self, position: int) -> tuple[int, int, int, int]:
         return (self.seed, self.iteration, self.epoch, position)
 
     def __next__(self) -> Any:
-        if self.pending:
-            return self._next_pending()
+        # The fast path of a map iterated element by element (the consumer's next(), prefetch).
+        if self.owed:
+            return self.next_chunk(1)[0]
         element = next(self.parent)
         position = self.position
         self.position = position + 1
@@ -304,80 +302,28 @@ class MapIterator(NodeIterator[MapNode]):
         self.produced += 1
         return tf_result(out) if type(out) in CONVERTED else out
 
-    def _next_pending(self) -> Any:
-        self.raise_held_error(self.pending)  # after the outputs a chunk returned (see next_chunk)
-        position, is_output, value = self.pending.pop(0)
-        if is_output:
-            self.produced += 1
-            return tf_result(value)
-        try:
-            out = call(self.fn, value) if self.seed is None else apply(self.fn, value, self._key(position))
-        except Exception as exc:
-            note_stage(exc, self.name, position)
-            raise
-        self.produced += 1
-        return tf_result(out)
-
-    def next_chunk(self, n: int) -> list:
-        if self.pending:
-            return [self._next_pending()]
-        chunk = self.parent.next_chunk(n)
-        first = self.position
-        self.position += len(chunk)
+    def compute(self, inputs: list, first: int) -> list:
         fn = self.fn
         out: list = []
         append = out.append
         try:
             if self.seed is not None:
-                for offset, element in enumerate(chunk):
+                for offset, element in enumerate(inputs):
                     append(apply(fn, element, self._key(first + offset)))
-            elif type(chunk[0]) is tuple:
-                out.extend(itertools.starmap(fn, chunk))
+            elif type(inputs[0]) is tuple:
+                out.extend(itertools.starmap(fn, inputs))
             else:
                 # The loop runs in C; a failure leaves the outputs before it in `out` (extend keeps them).
-                out.extend(builtins.map(fn, chunk))
-            if len(out) != len(chunk):  # map_func raised StopIteration, which ends extend() quietly
+                out.extend(builtins.map(fn, inputs))
+            if len(out) != len(inputs):  # map_func raised StopIteration, which ends extend() quietly
                 raise StopIteration(f"map_func raised StopIteration on input element {first + len(out)}")
         except Exception as exc:
-            # The outputs before the failure go out now and the error at the next call, in element
-            # order (as __next__ would), so a consumer knows which element failed; the inputs after
-            # it wait in `pending`. Nothing but the failing element is lost, none is computed twice.
+            # Nothing but the failing element is lost, none is computed twice.
             done = len(out)
             note_stage(exc, self.name, first + done)
-            # While the error is held its input stays at the head of `pending`: a state saved
-            # meanwhile keeps it, so a restore computes it again instead of skipping it unseen.
-            keep = done if done else done + 1
-            self.pending = [(first + i, False, e) for i, e in enumerate(chunk[keep:], start=keep)]
-            return self.elements_then_error(tf_results(out), exc)
-        self.produced += len(out)
+            rest = owed_inputs(inputs, first, done + 1)
+            return self.hold(tf_results(out), exc, first + done, inputs[done], rest)
         return tf_results(out)
 
-    def reset(self) -> None:
-        self.parent.reset()
-        self.position = 0
-        self.pending = []
+    def restarted(self) -> None:
         self.epoch += 1
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "pending": [[position, is_output, encode_element(v)] for position, is_output, v in self.pending],
-            "iteration": self.iteration,
-            "epoch": self.epoch,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position, iteration, epoch = fields.int("position"), fields.int("iteration"), fields.int("epoch")
-        pending = [
-            (
-                fields.check_int(at, f"pending[{i}][0]", high=position),
-                fields.check_bool(is_output, f"pending[{i}][1]"),
-                fields.check_element(v, f"pending[{i}][2]"),
-            )
-            for i, (at, is_output, v) in enumerate(fields.rows("pending", 3, max_length=position))
-        ]
-        self.parent.set_state(fields.dict("parent"))
-        self.position, self.iteration, self.epoch = position, iteration, epoch
-        self.pending = pending

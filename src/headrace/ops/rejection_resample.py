@@ -23,6 +23,7 @@ from ..core.node import (
     note_stage,
     resolve_seed,
 )
+from ..core.state import Child, Field, Int, StateFields
 
 
 def _distribution(value: Any, argument: str) -> np.ndarray:
@@ -102,8 +103,23 @@ class RejectionResampleNode(Node):
         return RejectionResampleIterator(self, self.parents[0].iterator(ctx), seed, ctx.iteration_of(self))
 
 
+class Counts(Field):
+    """Elements seen per class, each from 1 (counts start at 1) to ``position + 1``."""
+
+    def save(self, stage: Any) -> list:
+        return stage.counts.tolist()
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> np.ndarray:
+        high = values["position"] + 1
+        counts = [
+            fields.check_int(c, f"{self.name}[{i}]", low=1, high=high)
+            for i, c in enumerate(fields.list(self.name, length=stage.counts.size))
+        ]
+        return np.asarray(counts, dtype=np.int64).reshape(stage.counts.shape)
+
+
 class RejectionResampleIterator(NodeIterator[RejectionResampleNode]):
-    state_keys = ("parent", "position", "counts", "iteration")
+    state_fields = (Child("parent"), Int("position"), Counts("counts"), Int("iteration"))
 
     def __init__(self, node: RejectionResampleNode, parent: NodeIterator, seed: int, iteration: int):
         super().__init__(node, parent)
@@ -147,24 +163,3 @@ class RejectionResampleIterator(NodeIterator[RejectionResampleNode]):
         self.position = 0
         self.iteration += 1
         self.counts = np.ones(self.node.target.size, dtype=np.int64)
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "counts": self.counts.tolist(),
-            "iteration": self.iteration,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position, iteration = fields.int("position"), fields.int("iteration")
-        counts: np.ndarray = np.asarray(
-            [
-                fields.check_int(c, f"counts[{i}]", low=1, high=position + 1)  # counts start at 1
-                for i, c in enumerate(fields.list("counts", length=self.counts.size))
-            ],
-            dtype=np.int64,
-        ).reshape(self.counts.shape)
-        self.parent.set_state(fields.dict("parent"))
-        self.position, self.iteration, self.counts = position, iteration, counts

@@ -9,6 +9,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
+from ..core.state import Child, Int
 
 
 class RepeatNode(Node):
@@ -79,7 +80,11 @@ class RepeatNode(Node):
 
 
 class RepeatIterator(NodeIterator[RepeatNode]):
-    state_keys = ("parent", "epoch", "in_epoch")
+    state_fields = (
+        Child("parent"),
+        Int("epoch", high=lambda it, values: None if it.node.count == -1 else it.node.count),
+        Int("in_epoch"),
+    )
 
     def __init__(self, node: RepeatNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -120,14 +125,3 @@ class RepeatIterator(NodeIterator[RepeatNode]):
         self.parent.reset()
         self.epoch = 0
         self.in_epoch = 0
-
-    def get_state(self) -> dict:
-        return {"parent": self.parent.get_state(), "epoch": self.epoch, "in_epoch": self.in_epoch}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        count = self.node.count
-        epoch = fields.int("epoch", high=None if count == -1 else count)
-        in_epoch = fields.int("in_epoch")
-        self.parent.set_state(fields.dict("parent"))
-        self.epoch, self.in_epoch = epoch, in_epoch

@@ -21,7 +21,7 @@ from ..core.node import (
     resolve_seed,
 )
 from ..core.spec import common_spec
-from ..core.state import encode_element
+from ..core.state import Owed
 
 _BLOCK = 256  # uniforms drawn per numpy call
 
@@ -187,7 +187,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
         "epoch",
         "draws",
         "choices",
-        "ready",
+        "owed",
     )
 
     def __init__(
@@ -221,7 +221,6 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
         self.done = all(self.exhausted)
         # Choices drawn with vectors from the weights dataset, not yet served (str: a bad vector).
         self.choices: list = []
-        self.ready: list = []  # gathered before an error interrupted a chunk: served first
         self._seek(draws)
 
     def _seek(self, draws: int) -> None:
@@ -271,9 +270,8 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             self.choices.append(min(choice, int(np.flatnonzero(positive)[-1])))
 
     def next_chunk(self, n: int) -> list:
-        self.raise_held_error()
-        if self.ready:
-            out, self.ready = self.ready[:n], self.ready[n:]
+        if self.owed:  # after an error: the elements gathered before it, or the error held
+            out = self.serve_owed(n)
             self.produced += len(out)
             return out
         out = []
@@ -287,18 +285,15 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
                     except StopIteration:
                         self.done = True
                         break
-                    except Exception as exc:
-                        return self.elements_then_error(out, exc)
-                    except BaseException:
-                        self.ready = out
-                        raise
+                    except BaseException as exc:
+                        return self.interrupted(out, exc)
                 choices, offset = self.choices, 0
             else:
                 choices, offset = self._peek_fixed()
             c = choices[offset]
             if type(c) is str:
                 self._consume(1)
-                return self.elements_then_error(out, InvalidArgumentError(c))
+                return self.interrupted(out, InvalidArgumentError(c))
             if self.exhausted[c]:
                 if stop or all(self.exhausted):  # all ended: no draw can pick an element (a restored
                     self.done = True  # state that says so, with done=False, spun here forever)
@@ -319,10 +314,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
                 continue  # the choice is skipped on the next turn
             except BaseException as exc:
                 self._consume(1)  # the failing element used its draw; the run's others stay
-                if isinstance(exc, Exception):
-                    return self.elements_then_error(out, exc)
-                self.ready = out
-                raise
+                return self.interrupted(out, exc)
             self._consume(len(got))
             out.extend(got)
         if not out:
@@ -356,7 +348,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             "epoch": self.epoch,
             "draws": self.draws,
             "choices": list(self.choices),
-            "ready": [encode_element(e) for e in self.ready],
+            "owed": Owed().save(self),
         }
 
     def set_state(self, state: dict) -> None:
@@ -375,11 +367,12 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             c if isinstance(c, str) else fields.check_int(c, f"choices[{i}]", high=count - 1)
             for i, c in enumerate(fields.list("choices"))
         ]
-        ready = fields.elements("ready")
+        owed = Owed().load(fields, self, {})
         for i, (it, sub) in enumerate(zip(self.datasets, datasets)):
             it.set_state(fields.record(sub, f"datasets[{i}]", ()).state)
         if self.weights is not None and weights is not None:  # weights is a dict when self.weights is set
             self.weights.set_state(weights)
         self.seed, self.iteration, self.epoch = seed, iteration, epoch
         self._seek(draws)
-        self.exhausted, self.done, self.choices, self.ready = exhausted, done, choices, ready
+        self.exhausted, self.done, self.choices = exhausted, done, choices
+        Owed().restore(self, owed)

@@ -9,7 +9,8 @@ from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, StructureError
 from ..core.naming import describe
 from ..core.node import Context, Fields, Node, NodeIterator, note_stage
-from ..core.state import encode_element
+from ..core.state import Element, StateFields, encode_element
+from .support.elementwise import ElementwiseIterator, owed_inputs
 from .support.user_state import as_state, check_new_state, restored_state
 
 
@@ -45,52 +46,38 @@ class ScanNode(Node):
         return ScanIterator(self, self.parents[0].iterator(ctx))
 
 
-class ScanIterator(NodeIterator[ScanNode]):
-    state_keys = ("parent", "position", "state")
+class ScanState(Element):
+    """scan's running state: checked against the initial state's structure on restore."""
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> Any:
+        return restored_state(fields, self.name, stage.node.initial_state)
+
+
+class ScanIterator(ElementwiseIterator[ScanNode]):
+    state_fields = (*ElementwiseIterator.state_fields, ScanState("state"))
 
     def __init__(self, node: ScanNode, parent: NodeIterator):
         super().__init__(node, parent)
-        self.parent = parent
-        self.position = 0
         self.state = node.initial_state
 
-    def _step(self, element: Any) -> Any:
-        position = self.position
-        self.position += 1
-        try:
-            result = self.node.scan_func(self.state, element)
-        except Exception as exc:
-            note_stage(exc, self.name, position)
-            raise
-        if not isinstance(result, tuple) or len(result) != 2:
-            raise StructureError(
-                f"{self.name}: scan_func must return a pair (new_state, output), got "
-                f"{type(result).__name__} for input element {position}"
-            )
-        self.state = check_new_state(self.state, result[0], self.name, position)
-        return result[1]
-
-    def __next__(self) -> Any:
-        element = next(self.parent)
-        out = self._step(element)
-        self.produced += 1
+    def compute(self, inputs: list, first: int) -> list:
+        scan_func = self.node.scan_func
+        out: list = []
+        for offset, element in enumerate(inputs):
+            position = first + offset
+            try:
+                result = scan_func(self.state, element)
+                if not isinstance(result, tuple) or len(result) != 2:
+                    raise StructureError(
+                        f"{self.name}: scan_func must return a pair (new_state, output), got "
+                        f"{type(result).__name__} for input element {position}"
+                    )
+                self.state = check_new_state(self.state, result[0], self.name, position)
+            except Exception as exc:
+                note_stage(exc, self.name, position)
+                return self.hold(out, exc, position, element, owed_inputs(inputs, first, offset + 1))
+            out.append(result[1])
         return out
 
-    def reset(self) -> None:
-        self.parent.reset()
-        self.position = 0
+    def restarted(self) -> None:
         self.state = self.node.initial_state
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "state": encode_element(self.state),
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position = fields.int("position")
-        value = restored_state(fields, "state", self.node.initial_state)
-        self.parent.set_state(fields.dict("parent"))
-        self.position, self.state = position, value

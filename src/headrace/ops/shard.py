@@ -9,7 +9,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.errors import InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
-from ..core.state import encode_element
+from ..core.state import Child, Int, Owed
 
 # From this many shards on, gaps are skipped with the input's seek_forward when it can (range, tensor
 # slices, indexed files) instead of reading and dropping them.
@@ -73,21 +73,23 @@ class ShardNode(Node):
 
 
 class ShardIterator(NodeIterator[ShardNode]):
-    state_keys = ("parent", "position", "kept")
+    state_fields = (Child("parent"), Int("position"), Owed())
 
     def __init__(self, node: ShardNode, parent: NodeIterator):
         super().__init__(node, parent)
         self.parent = parent
         self.position = 0  # input elements read or skipped in this epoch
-        self.kept: list = []  # kept but not yet served: only after an error upstream
         self._seeking = node.num_shards >= _SEEK_FROM
 
     def next_chunk(self, n: int) -> list:
-        self.raise_held_error()
-        if self._seeking and not self.kept:
+        if self.owed:  # after an error upstream: the elements kept, or the error held
+            served = self.serve_owed(n)
+            self.produced += len(served)
+            return served
+        if self._seeking:
             return self._next_chunk_seeking(n)
         shards, index = self.node.num_shards, self.node.index
-        out, self.kept = self.kept[:n], self.kept[n:]
+        out: list = []
         while len(out) < n:
             gap = (index - self.position) % shards
             # Up to the last element still wanted, never past it; bounded, since dropped elements
@@ -97,11 +99,8 @@ class ShardIterator(NodeIterator[ShardNode]):
                 chunk = self.parent.next_chunk(wanted)
             except StopIteration:
                 break
-            except Exception as exc:  # an error upstream loses only its element
-                return self.elements_then_error(out, exc)
-            except BaseException:
-                self.kept = out  # served first next time
-                raise
+            except BaseException as exc:
+                return self.interrupted(out, exc)
             self.position += len(chunk)
             out.extend(chunk[gap::shards])
         if not out:
@@ -126,11 +125,8 @@ class ShardIterator(NodeIterator[ShardNode]):
                 self.position += 1
         except StopIteration:
             pass
-        except Exception as exc:
-            return self.elements_then_error(out, exc)
-        except BaseException:
-            self.kept = out
-            raise
+        except BaseException as exc:
+            return self.interrupted(out, exc)
         if not out:
             if not self._seeking:
                 return self.next_chunk(n)
@@ -139,7 +135,7 @@ class ShardIterator(NodeIterator[ShardNode]):
         return out
 
     def seek_forward(self, n: int) -> int | None:
-        if self.kept:
+        if self.owed:
             return None  # rare (after an error): let the caller read instead
         if n <= 0:
             return 0
@@ -157,18 +153,3 @@ class ShardIterator(NodeIterator[ShardNode]):
     def reset(self) -> None:
         self.parent.reset()
         self.position = 0
-        self.kept = []
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "kept": [encode_element(e) for e in self.kept],
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position = fields.int("position")
-        kept = fields.elements("kept", max_length=position)
-        self.parent.set_state(fields.dict("parent"))
-        self.position, self.kept = position, kept

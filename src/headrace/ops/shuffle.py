@@ -10,7 +10,7 @@ from ..core.args import boolean, integer
 from ..core.counters import buffer_nbytes
 from ..core.errors import check
 from ..core.node import Access, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
-from ..core.state import encode_element
+from ..core.state import Bool, Child, Elements, Int, Seed
 
 _BLOCK = 1024  # uniforms drawn per numpy call; one numpy call per element would dominate the cost
 
@@ -82,7 +82,15 @@ class ShuffleNode(Node):
 
 
 class ShuffleIterator(NodeIterator[ShuffleNode]):
-    state_keys = ("parent", "seed", "iteration", "epoch", "draws", "exhausted", "buffer")
+    state_fields = (
+        Child("parent"),
+        Seed("seed"),
+        Int("iteration"),
+        Int("epoch"),
+        Int("draws", high=2**64 - 1),
+        Bool("exhausted"),
+        Elements("buffer", max_length=lambda it, values: it.node.buffer_size),
+    )
 
     def __init__(self, node: ShuffleNode, parent: NodeIterator, seed: int, iteration: int):
         super().__init__(node, parent)
@@ -154,27 +162,8 @@ class ShuffleIterator(NodeIterator[ShuffleNode]):
         self.exhausted = False
         self._start_epoch(self.epoch + 1 if self.node.reshuffle_each_iteration else self.epoch)
 
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "seed": self.seed,
-            "iteration": self.iteration,
-            "epoch": self.epoch,
-            "draws": self.draws,
-            "exhausted": self.exhausted,
-            "buffer": [encode_element(e) for e in self.buffer],
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        seed, iteration, epoch = fields.seed("seed"), fields.int("iteration"), fields.int("epoch")
-        draws, exhausted = fields.int("draws", high=2**64 - 1), fields.bool("exhausted")
-        buffer = fields.elements("buffer", max_length=self.node.buffer_size)
-        self.parent.set_state(fields.dict("parent"))
-        self.seed, self.iteration = seed, iteration
-        self._start_epoch(epoch, draws)
-        self.exhausted = exhausted
-        self.buffer = buffer
+    def restored(self) -> None:
+        self._start_epoch(self.epoch, self.draws)
 
     def counters(self) -> dict:
         out = super().counters()
@@ -195,7 +184,12 @@ class IndexShuffleIterator(NodeIterator[ShuffleNode]):
     about 10 M steps per second.
     """
 
-    state_keys = ("seed", "iteration", "epoch", "draws")
+    state_fields = (
+        Seed("seed"),
+        Int("iteration"),
+        Int("epoch"),
+        Int("draws", high=lambda it, values: it.length),
+    )
 
     def __init__(self, node: ShuffleNode, ctx: Context, seed: int, iteration: int):
         super().__init__(node)
@@ -251,14 +245,9 @@ class IndexShuffleIterator(NodeIterator[ShuffleNode]):
     def reset(self) -> None:
         self._start_epoch(self.epoch + 1 if self.node.reshuffle_each_iteration else self.epoch)
 
-    def get_state(self) -> dict:
-        return {"seed": self.seed, "iteration": self.iteration, "epoch": self.epoch, "draws": self.draws}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        self.seed, self.iteration = fields.seed("seed"), fields.int("iteration")
-        epoch, remaining = fields.int("epoch"), fields.int("draws", high=self.length)
-        self._start_epoch(epoch)
+    def restored(self) -> None:
+        remaining = self.draws
+        self._start_epoch(self.epoch)
         while remaining > 0:  # replay the bookkeeping in blocks; no element is read
             step = min(remaining, 1 << 16)
             self._pick(step)

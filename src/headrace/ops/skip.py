@@ -9,6 +9,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
+from ..core.state import Bool, Child, Int
 
 
 class SkipNode(Node):
@@ -58,7 +59,11 @@ class SkipNode(Node):
 
 
 class SkipIterator(NodeIterator[SkipNode]):
-    state_keys = ("parent", "skipped", "dropped")
+    state_fields = (
+        Child("parent"),
+        Bool("skipped"),
+        Int("dropped", high=lambda it, values: None if it.node.count == -1 else it.node.count),
+    )
 
     def __init__(self, node: SkipNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -100,13 +105,3 @@ class SkipIterator(NodeIterator[SkipNode]):
         self.parent.reset()
         self.skipped = False
         self.dropped = 0
-
-    def get_state(self) -> dict:
-        return {"parent": self.parent.get_state(), "skipped": self.skipped, "dropped": self.dropped}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        count = self.node.count
-        skipped, dropped = fields.bool("skipped"), fields.int("dropped", high=None if count == -1 else count)
-        self.parent.set_state(fields.dict("parent"))
-        self.skipped, self.dropped = skipped, dropped

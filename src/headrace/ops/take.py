@@ -9,6 +9,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
+from ..core.state import Child, Int
 
 
 class TakeNode(Node):
@@ -58,7 +59,10 @@ class TakeNode(Node):
 
 
 class TakeIterator(NodeIterator[TakeNode]):
-    state_keys = ("parent", "taken")
+    state_fields = (
+        Child("parent"),
+        Int("taken", "produced", high=lambda it, values: None if it.node.count == -1 else it.node.count),
+    )
 
     def __init__(self, node: TakeNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -88,13 +92,3 @@ class TakeIterator(NodeIterator[TakeNode]):
     def reset(self) -> None:
         self.parent.reset()
         self.produced = 0
-
-    def get_state(self) -> dict:
-        return {"parent": self.parent.get_state(), "taken": self.produced}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        count = self.node.count
-        taken = fields.int("taken", high=None if count == -1 else count)
-        self.parent.set_state(fields.dict("parent"))
-        self.produced = taken

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.node import UNKNOWN_CARDINALITY, Context, Node, NodeIterator
-from ..core.state import encode_element
+from ..core.state import Field, StateFields, encode_element
+from .support.elementwise import ElementwiseIterator, owed_inputs
 
 
 def unique_key(element: Any, stage: str, position: int) -> Any:
@@ -57,47 +58,36 @@ class UniqueNode(Node):
         return UniqueIterator(self, self.parents[0].iterator(ctx))
 
 
-class UniqueIterator(NodeIterator[UniqueNode]):
-    state_keys = ("parent", "position", "seen")
+class Seen(Field):
+    """The distinct elements served so far (at most ``position``), kept by their key."""
+
+    def save(self, stage: Any) -> list:
+        return [encode_element(e) for e in stage.seen.values()]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> dict:
+        elements = fields.elements(self.name, max_length=values["position"])
+        return {unique_key(e, stage.name, i): e for i, e in enumerate(elements)}
+
+
+class UniqueIterator(ElementwiseIterator[UniqueNode]):
+    state_fields = (*ElementwiseIterator.state_fields, Seen("seen"))
 
     def __init__(self, node: UniqueNode, parent: NodeIterator):
         super().__init__(node, parent)
-        self.parent = parent
-        self.position = 0
         self.seen: dict = {}  # key -> first element with that key (kept for checkpoints)
 
-    def next_chunk(self, n: int) -> list:
+    def compute(self, inputs: list, first: int) -> list:
         out: list = []
-        while not out:
-            chunk = self.parent.next_chunk(n)
-            for element in chunk:
-                key = unique_key(element, self.name, self.position)
-                self.position += 1
-                if key not in self.seen:
-                    self.seen[key] = element
-                    out.append(element)
-        self.produced += len(out)
+        seen = self.seen
+        for offset, element in enumerate(inputs):
+            try:
+                key = unique_key(element, self.name, first + offset)
+            except InvalidArgumentError as exc:  # an element unique refuses: the rest are kept
+                return self.hold(out, exc, first + offset, element, owed_inputs(inputs, first, offset + 1))
+            if key not in seen:
+                seen[key] = element
+                out.append(element)
         return out
 
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
-
-    def reset(self) -> None:
-        self.parent.reset()
-        self.position = 0
+    def restarted(self) -> None:
         self.seen = {}
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "seen": [encode_element(e) for e in self.seen.values()],
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position = fields.int("position")
-        elements = fields.elements("seen", max_length=position)
-        self.seen = {unique_key(e, self.name, i): e for i, e in enumerate(elements)}
-        self.parent.set_state(fields.dict("parent"))
-        self.position = position

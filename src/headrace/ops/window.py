@@ -8,7 +8,7 @@ from ..core.args import boolean, integer
 from ..core.elements import ElementsNode
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
-from ..core.state import encode_element
+from ..core.state import Bool, Child, Elements, Int
 from ..core.structure import flatten, pack_as
 
 
@@ -82,7 +82,12 @@ class WindowNode(Node):
 
 
 class WindowIterator(NodeIterator[WindowNode]):
-    state_keys = ("parent", "buffer", "to_skip", "ended")
+    state_fields = (
+        Child("parent"),
+        Elements("buffer", max_length=lambda it, values: it.span),
+        Int("to_skip", high=lambda it, values: it.node.shift),
+        Bool("ended"),
+    )
 
     def __init__(self, node: WindowNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -121,18 +126,3 @@ class WindowIterator(NodeIterator[WindowNode]):
     def reset(self) -> None:
         self.parent.reset()
         self.buffer, self.to_skip, self.ended = [], 0, False
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "buffer": [encode_element(e) for e in self.buffer],
-            "to_skip": self.to_skip,
-            "ended": self.ended,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        buffer = fields.elements("buffer", max_length=self.span)
-        to_skip, ended = fields.int("to_skip", high=self.node.shift), fields.bool("ended")
-        self.parent.set_state(fields.dict("parent"))
-        self.buffer, self.to_skip, self.ended = buffer, to_skip, ended

@@ -108,7 +108,7 @@ class ZipIterator(NodeIterator[ZipNode]):
 
     Chunks are pulled whenever at most one input can fail (``images.map(decode)`` beside labels):
     a chunk gives the elements before an error and raises it at the next call (the ``next_chunk``
-    protocol, :meth:`NodeIterator.elements_then_error`), so the fallible input is pulled first, the
+    protocol, :meth:`NodeIterator.hold`), so the fallible input is pulled first, the
     others for exactly the rows it gave, and a raised error belongs to the next row. With two or more
     fallible inputs, rows are built one at a time. One difference from asking inputs in order: when
     an input before the fallible one ends, the fallible one has computed up to one chunk past that
@@ -157,7 +157,7 @@ class ZipIterator(NodeIterator[ZipNode]):
 
     def next_chunk(self, n: int) -> list:
         if not self.chunked:
-            return self.one_by_one(n)  # an error after some rows: those go out first, then it
+            return super().next_chunk(n)  # an error after some rows: those go out first, then it
         if self.exhausted:
             raise StopIteration
         return self._chunk(n)
@@ -214,7 +214,7 @@ class ZipIterator(NodeIterator[ZipNode]):
     def seek_forward(self, n: int) -> int | None:
         if self.exhausted:
             return 0
-        if "_deferred_error" in self.__dict__:
+        if self.owed:
             return None  # an error is owed first: let the caller read instead
         skipped = self.inputs[0].seek_forward(n)
         if skipped is None:

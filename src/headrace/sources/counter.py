@@ -8,6 +8,7 @@ from ..core.args import integer
 from ..core.errors import InvalidArgumentError, check
 from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, as_dtype
+from ..core.state import Int
 
 
 class CounterNode(Node):
@@ -43,7 +44,7 @@ class CounterNode(Node):
 
 
 class CounterIterator(NodeIterator[CounterNode]):
-    state_keys = ("index",)
+    state_fields = (Int("index", high=2**62),)
 
     def __init__(self, node: CounterNode):
         super().__init__(node)
@@ -66,9 +67,3 @@ class CounterIterator(NodeIterator[CounterNode]):
     def seek_forward(self, n: int) -> int:
         self.index += n
         return n
-
-    def get_state(self) -> dict:
-        return {"index": self.index}
-
-    def set_state(self, state: dict) -> None:
-        self.index = self._check_state(state).int("index", high=2**62)  # start + index * step in int64

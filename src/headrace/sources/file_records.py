@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from ..core.args import integer
 from ..core.errors import CheckpointError, check, pattern_hint
 from ..core.node import Context, Fields, Node, NodeIterator
+from ..core.state import Int
 from ..io.compression import DecompressingReader, normalize_compression
 from ..io.fs import as_path, check_storage_options, open_file
 
@@ -100,7 +101,7 @@ class FileRecordsNode(Node):
 
 
 class FileRecordsIterator(NodeIterator[FileRecordsNode]):
-    state_keys = ("records",)
+    state_fields = (Int("records"),)
 
     def __init__(self, node: FileRecordsNode):
         super().__init__(node)
@@ -157,14 +158,8 @@ class FileRecordsIterator(NodeIterator[FileRecordsNode]):
         self._close_file()
         super().close()
 
-    def get_state(self) -> dict:
-        return {"records": self.records}
-
-    def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        records = state["records"]
-        if not isinstance(records, int) or isinstance(records, bool) or records < 0:
-            raise CheckpointError(f"{self.name}: records={records!r} is not an int >= 0")
+    def restored(self) -> None:
+        records = self.records
         self.reset()
         self.records = records
 

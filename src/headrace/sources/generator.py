@@ -18,7 +18,7 @@ from ..core.errors import CheckpointError, InvalidArgumentError, StructureError
 from ..core.naming import describe
 from ..core.node import Context, Fields, Node, NodeIterator, note_stage
 from ..core.spec import TensorShape, TensorSpec, string, to_array
-from ..core.state import encode_element
+from ..core.state import Bool, Int, Owed
 from ..core.structure import describe_structure
 
 
@@ -205,7 +205,11 @@ class GeneratorNode(Node):
 
 
 class GeneratorIterator(NodeIterator[GeneratorNode]):
-    state_keys = ("yielded", "exhausted", "ready")
+    state_fields = (
+        Int("yielded", high=sys.maxsize),
+        Bool("exhausted"),
+        Owed(max_length=lambda it, values: values["yielded"]),
+    )
 
     def __init__(self, node: GeneratorNode):
         super().__init__(node)
@@ -213,7 +217,6 @@ class GeneratorIterator(NodeIterator[GeneratorNode]):
         self.exhausted = False
         self._source: Any = None  # the generator's iterator, made on first use
         self._replay = 0  # elements to skip once it is made (after set_state)
-        self.ready: list = []  # converted before an error interrupted a chunk
 
     def _open(self) -> Any:
         node = self.node
@@ -235,9 +238,8 @@ class GeneratorIterator(NodeIterator[GeneratorNode]):
         return source
 
     def next_chunk(self, n: int) -> list:
-        self.raise_held_error()
-        if self.ready:
-            out, self.ready = self.ready[:n], self.ready[n:]
+        if self.owed:  # an error held after the elements before it
+            out = self.serve_owed(n)
             self.produced += len(out)
             return out
         if self.exhausted:
@@ -258,7 +260,8 @@ class GeneratorIterator(NodeIterator[GeneratorNode]):
         except Exception as exc:
             if not isinstance(exc, StructureError):
                 note_stage(exc, self.name, self.yielded)
-            return self.elements_then_error(out, exc)  # an error loses only its own element
+            self.produced += len(out)
+            return self.hold(out, exc)  # an error loses only its own element
         self.produced += len(out)
         return out
 
@@ -276,23 +279,10 @@ class GeneratorIterator(NodeIterator[GeneratorNode]):
         self.yielded = 0
         self.exhausted = False
         self._replay = 0
-        self.ready = []
 
-    def get_state(self) -> dict:
-        return {
-            "yielded": self.yielded,
-            "exhausted": self.exhausted,
-            "ready": [encode_element(e) for e in self.ready],
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        yielded, exhausted = fields.int("yielded", high=sys.maxsize), fields.bool("exhausted")
-        ready = fields.elements("ready", max_length=yielded)
+    def restored(self) -> None:
         self._close_source()
-        self.yielded, self.exhausted = yielded, exhausted
         self._replay = 0 if self.exhausted else self.yielded
-        self.ready = ready
 
     def close(self) -> None:
         if not self.closed:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.args import boolean, integer
-from ..core.errors import CheckpointError, check
+from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
 from ..core.spec import TensorSpec
+from ..core.state import Int
 
 
 class RandomNode(Node):
@@ -57,7 +58,7 @@ class RandomNode(Node):
 
 
 class RandomIterator(NodeIterator[RandomNode]):
-    state_keys = ("epoch", "index")
+    state_fields = (Int("epoch"), Int("index"))
 
     def __init__(self, node: RandomNode, seed: int, iteration: int):
         super().__init__(node)
@@ -87,13 +88,5 @@ class RandomIterator(NodeIterator[RandomNode]):
         self.index += n
         return n
 
-    def get_state(self) -> dict:
-        return {"epoch": self.epoch, "index": self.index}
-
-    def set_state(self, state: dict) -> None:
-        self._check_state(state)
-        epoch, index = state["epoch"], state["index"]
-        for field, value in (("epoch", epoch), ("index", index)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise CheckpointError(f"{self.name}: {field}={value!r} is not an int >= 0")
-        self._start(epoch, index)
+    def restored(self) -> None:
+        self._start(self.epoch, self.index)

@@ -8,6 +8,7 @@ from ..core.args import integer
 from ..core.errors import InvalidArgumentError
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, as_dtype
+from ..core.state import Int
 
 
 class RangeNode(Node):
@@ -54,7 +55,7 @@ class RangeNode(Node):
 
 
 class RangeIterator(NodeIterator[RangeNode]):
-    state_keys = ("index",)
+    state_fields = (Int("index", high=lambda it, values: it.node.length),)
     _BLOCK = 512  # values made by one np.arange call; serving from a list costs ~40 ns per element
 
     def __init__(self, node: RangeNode):
@@ -97,12 +98,7 @@ class RangeIterator(NodeIterator[RangeNode]):
         self.index = 0
         self._block = []
 
-    def get_state(self) -> dict:
-        return {"index": self.index}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        self.index = fields.int("index", high=self.node.length)
+    def restored(self) -> None:
         self._block = []
 
     def seek_forward(self, n: int) -> int:

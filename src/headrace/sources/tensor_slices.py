@@ -9,6 +9,7 @@ import numpy as np
 from ..core.errors import InvalidArgumentError
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, encode_strings, to_array
+from ..core.state import Bool, Int
 from ..core.structure import flatten, map_structure, pack_as
 
 
@@ -105,7 +106,7 @@ class TensorSlicesNode(Node):
 
 
 class TensorSlicesIterator(NodeIterator[TensorSlicesNode]):
-    state_keys = ("index",)
+    state_fields = (Int("index", high=lambda it, values: it.node.length),)
 
     def __init__(self, node: TensorSlicesNode):
         super().__init__(node)
@@ -137,13 +138,6 @@ class TensorSlicesIterator(NodeIterator[TensorSlicesNode]):
 
     def reset(self) -> None:
         self.index = 0
-
-    def get_state(self) -> dict:
-        return {"index": self.index}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        self.index = fields.int("index", high=self.node.length)
 
     def seek_forward(self, n: int) -> int:
         """O(1) skip; returns how many were skipped."""
@@ -177,7 +171,7 @@ class TensorsNode(Node):
 
 
 class TensorsIterator(NodeIterator[TensorsNode]):
-    state_keys = ("done",)
+    state_fields = (Bool("done"),)
 
     def __init__(self, node: TensorsNode):
         super().__init__(node)
@@ -194,9 +188,3 @@ class TensorsIterator(NodeIterator[TensorsNode]):
 
     def reset(self) -> None:
         self.done = False
-
-    def get_state(self) -> dict:
-        return {"done": self.done}
-
-    def set_state(self, state: dict) -> None:
-        self.done = self._check_state(state).bool("done")

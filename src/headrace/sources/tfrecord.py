@@ -25,6 +25,7 @@ from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError, InvalidArgumentError, check, pattern_hint
 from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, string
+from ..core.state import ERROR, NO_INPUT
 from ..io.compression import normalize_compression
 from ..io.fs import as_path, check_storage_options, exists, is_url
 from ..io.index import (
@@ -295,7 +296,7 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
         self.cycle = 0
         self.next_file = 0  # files taken from the input so far
         self.end_of_input = False
-        self.pending_error: RecordError | None = None
+        # owed: a RecordError met after some records of a chunk, raised at the next call
 
     # --- files ---------------------------------------------------------------------------------------
     def _next_name(self) -> str | None:
@@ -411,9 +412,8 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
             self._advance()
 
     def next_chunk(self, n: int) -> list:
-        if self.pending_error is not None:
-            error, self.pending_error = self.pending_error, None
-            raise error
+        if self.owed:
+            return self.serve_owed(n)  # the error held: raised here
         if len(self.slots) == 1:
             out = self._step(n)
         else:
@@ -428,7 +428,7 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
                 except RecordError as error:
                     if not out:
                         raise
-                    self.pending_error = error  # served after the records read before it
+                    self.hold(out, error)  # served after the records read before it
                     break
         self.produced += len(out)
         return out
@@ -442,7 +442,7 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
         node = self.node
         if (
             len(self.slots) > 1
-            or self.pending_error is not None
+            or self.owed
             or self.names is not None
             or node.indexes is None
             or node.filenames is None  # (never, when names is None)
@@ -501,7 +501,7 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
                 continue
             offset, record = slot.position()
             slots.append({"path": slot.path, "file": slot.file, "offset": offset, "record": record})
-        error = self.pending_error
+        error = self.owed[0][2][0] if self.owed else None
         return {
             "next_file": self.next_file,
             "names": None if self.names is None else self.names.get_state(),
@@ -568,7 +568,8 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
             self.names.set_state(names)
         self.slots = slots
         self.next_file, self.cycle, self.end_of_input = next_file, cycle, end_of_input
-        self.pending_error = error
+        if error is not None:
+            self.owed.append((-1, ERROR, (error, NO_INPUT)))
 
     def close(self) -> None:
         for position in range(len(self.slots)):

@@ -10,32 +10,39 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.node import Node, NodeIterator
-from ...core.state import encode_element
+from ...core.state import INPUT, Child, Int, Owed
 
 
 class BatchingIterator(NodeIterator):
     """Needs ``node.batch_size`` and ``node.drop_remainder``; subclasses implement ``combine``."""
 
-    state_keys = ("parent", "batches", "partial")
+    # owed: the elements gathered for the next batch when an error upstream interrupted it
+    state_fields = (
+        Child("parent"),
+        Int("batches", "produced"),
+        Owed(max_length=lambda it, values: it.node.batch_size - 1),
+    )
 
     def __init__(self, node: Node, parent: NodeIterator):
         super().__init__(node, parent)
         self.parent = parent
-        self.partial: list = []
 
     def combine(self, elements: list) -> Any:
         raise NotImplementedError
 
     def __next__(self) -> Any:
         size = self.node.batch_size
-        elements, self.partial = self.partial, []
+        elements = []
+        if self.owed:
+            elements = [value for _, _, value in self.owed]
+            self.owed.clear()
         try:
             while len(elements) < size:
                 elements.extend(self.parent.next_chunk(size - len(elements)))
         except StopIteration:
             pass
         except BaseException:
-            self.partial = elements
+            self.owed.extend((i, INPUT, e) for i, e in enumerate(elements))
             raise
         if not elements or (self.node.drop_remainder and len(elements) < size):
             raise StopIteration
@@ -44,7 +51,7 @@ class BatchingIterator(NodeIterator):
         return out
 
     def seek_forward(self, n: int) -> int | None:
-        if self.partial:
+        if self.owed:
             return None
         size = self.node.batch_size
         skipped = self.parent.seek_forward(n * size)
@@ -56,18 +63,3 @@ class BatchingIterator(NodeIterator):
 
     def reset(self) -> None:
         self.parent.reset()
-        self.partial = []
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "batches": self.produced,
-            "partial": [encode_element(e) for e in self.partial],
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        batches = fields.int("batches")
-        partial = fields.elements("partial", max_length=self.node.batch_size - 1)
-        self.parent.set_state(fields.dict("parent"))
-        self.produced, self.partial = batches, partial

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from ...core.node import Node, NodeIterator
-from ...core.state import encode_element
+from ...core.state import Bool, Child, Elements, Int
 
 N = TypeVar("N", bound=Node)
 
@@ -21,7 +21,12 @@ class RowBatchIterator(NodeIterator[N], Generic[N]):
     """Needs ``node.batch_size``; subclasses implement ``combine(rows, first)`` (``first``: the
     position of the first row in the input) and may set ``drop_remainder``."""
 
-    state_keys = ("parent", "rows", "position", "ended")
+    state_fields = (
+        Child("parent"),
+        Elements("rows", max_length=lambda it, values: it.node.batch_size - 1),
+        Int("position"),
+        Bool("ended"),
+    )
 
     def __init__(self, node: N, parent: NodeIterator):
         super().__init__(node, parent)
@@ -61,19 +66,3 @@ class RowBatchIterator(NodeIterator[N], Generic[N]):
     def reset(self) -> None:
         self.parent.reset()
         self.rows, self.position, self.ended = [], 0, False
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "rows": [encode_element(e) for e in self.rows],
-            "position": self.position,
-            "ended": self.ended,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position, ended = fields.int("position"), fields.bool("ended")
-        size: int = self.node.batch_size  # type: ignore[attr-defined]
-        rows = fields.elements("rows", max_length=size - 1)
-        self.parent.set_state(fields.dict("parent"))
-        self.rows, self.position, self.ended = rows, position, ended
