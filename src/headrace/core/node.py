@@ -320,6 +320,11 @@ class Node:
         batch after it may move before it (a map of a ``@batch_safe`` function)."""
         return False
 
+    def vectorized_with(self, parent: Node) -> tuple[Node | None, str | None]:
+        """This stage with ``parent`` as one vectorised call (``map(f).batch(n)`` with ``f`` traced), and
+        the line ``explain()`` shows (why not, when the node is None); (None, None) by default."""
+        return None, None
+
     def swapped_with(self, parent: Node) -> Node | None:
         """``parent`` moved after this stage (``map(f).batch(n)`` as ``batch(n).map(f)``) when that
         keeps every element, else None (default)."""

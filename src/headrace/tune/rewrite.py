@@ -60,6 +60,12 @@ def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | No
         ):
             applied.append(f"- {parents[0]!r} moved after {node!r}: one call per batch (declared batch_safe)")
             out = swapped
+        elif settings.map_vectorization and len(parents) == 1:
+            vectorized, note = out.vectorized_with(parents[0])
+            if note is not None:
+                applied.append(note)
+            if vectorized is not None:
+                out = vectorized
         rewritten[id(node)] = out
         return out
 

@@ -1,0 +1,840 @@
+"""Vectorised maps: ``map(f).batch(n)`` as ``batch(n)`` plus one call of ``f`` traced over the batch.
+
+``f`` is traced once, as ``tf.function`` traces: called on :class:`Tracer` values that stand for a
+batch of elements and record each op (``headrace.cast``, ``headrace.io.parse_single_example``, numpy
+operators ...) with its batching rule (``parse_single_example`` becomes ``parse_example``, an axis
+moves past the batch dimension, a random op draws from each element's own stream). Anything the
+tracer cannot follow (Python control flow on a value, ``.numpy()``, an op without a rule, any error)
+leaves the map per element; :func:`trace_map` says why, and ``Dataset.explain()`` shows it.
+
+At run time the stage keeps the per-element stages' iterators (``batch`` over ``map``) for their
+state, so checkpoints are those of the per-element pipeline, and runs them for any batch the traced
+call cannot take (inputs of another shape, an element whose op fails: the per-element run then
+raises the same error naming the element). The first batch is also computed per element and
+compared; a difference leaves the map per element for good, with one warning naming the op.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core.element_random import ELEMENT_RNG
+from ..core.errors import user_stacklevel
+from ..core.node import Context, Node, NodeIterator
+from ..core.results import CONVERTED, tf_result
+from ..core.structure import flatten, pack_as
+from ..core.trace_hook import TRACING
+from ..io.features import FixedLenFeature
+from ..runtime.calls import apply, element_rng
+from .batch import BatchIterator, BatchNode
+from .map import MapIterator, MapNode
+from .support.batching import stack
+
+logger = logging.getLogger("headrace.vectorize")
+
+
+class Unsupported(Exception):
+    """The function cannot be traced into one batched call; the message says why."""
+
+
+class VectorizationWarning(RuntimeWarning):
+    """A vectorised map gave another result than the per-element map on its first batch."""
+
+
+class _RngStandIn:
+    """Stands for the element's generator while tracing (``rng=`` and ``ELEMENT_RNG``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise Unsupported(f"rng.{name} (a numpy Generator method) has no batching rule")
+
+    def __repr__(self) -> str:
+        return "<traced rng>"
+
+
+RNG = _RngStandIn()
+
+
+# --- the graph --------------------------------------------------------------------------------------
+@dataclass
+class Step:
+    name: str
+    fn: Callable  # fn(run, *values) -> batched value
+    args: tuple[int, ...]
+
+
+@dataclass
+class Graph:
+    """The ops recorded while tracing, in program order; values are numbered (inputs first)."""
+
+    seeded: bool
+    n_inputs: int = 0
+    steps: list[Step] = field(default_factory=list)
+    random: bool = False
+
+    def value(self, name: str, fn: Callable, args: tuple[Tracer, ...], example: Any) -> Tracer:
+        for arg in args:
+            if arg.graph is not self:
+                raise Unsupported("a traced value from another trace (a value kept between calls)")
+        self.steps.append(Step(name, fn, tuple(arg.index for arg in args)))
+        return Tracer(self, self.n_inputs + len(self.steps) - 1, example, name)
+
+    def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        rule = RULES.get(name)
+        if rule is None:
+            raise Unsupported(f"{name} has no batching rule")
+        return rule(self, name, fn, args, kwargs)
+
+    @property
+    def op_names(self) -> list[str]:
+        return [step.name for step in self.steps]
+
+
+class Run:
+    """One batched call: its size and, for random ops, each element's generator (made on demand)."""
+
+    def __init__(self, n: int, keys: list[tuple[int, int, int, int]] | None):
+        self.n, self.keys = n, keys
+        self._rngs: list[np.random.Generator] | None = None
+
+    def rngs(self) -> list[np.random.Generator]:
+        if self._rngs is None:
+            if self.keys is None:
+                raise Unsupported("random op without per-element streams")
+            self._rngs = [element_rng(*key) for key in self.keys]
+        return self._rngs
+
+
+def untraced(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``fn`` run for real (on example values) while a trace is recorded."""
+    token = TRACING.set(None)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        TRACING.reset(token)
+
+
+def _refuse(what: str) -> Callable:
+    def method(self: Tracer, *args: Any, **kwargs: Any) -> Any:
+        raise Unsupported(f"{what} of a traced value (Python control flow or numpy on a tensor)")
+
+    return method
+
+
+class Tracer:
+    """A value of the function being traced: stands for a batch of per-element values.
+
+    ``shape``, ``dtype`` and ``ndim`` are the per-element ones (static, as in ``tf.function``); using
+    a value in Python (``bool``, ``int``, ``len``, iteration, ``.numpy()``, numpy functions) stops the
+    trace, and the map runs per element.
+    """
+
+    __slots__ = ("example", "graph", "index", "op")
+    __array_ufunc__ = None  # numpy operators defer to ours; numpy ufuncs on a tracer raise
+    __hash__ = object.__hash__
+
+    def __init__(self, graph: Graph, index: int, example: Any, op: str):
+        self.graph, self.index, self.example, self.op = graph, index, example, op
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self.example)
+
+    @property
+    def ndim(self) -> int:
+        return np.ndim(self.example)
+
+    @property
+    def dtype(self) -> np.dtype:
+        dtype = getattr(self.example, "dtype", None)
+        if dtype is None:
+            raise Unsupported(f"dtype of a {type(self.example).__name__} value")
+        return dtype
+
+    __bool__ = _refuse("bool()")
+    __int__ = _refuse("int()")
+    __float__ = _refuse("float()")
+    __index__ = _refuse("an index")
+    __len__ = _refuse("len()")
+    __iter__ = _refuse("iteration")
+    __array__ = _refuse("numpy conversion")
+    __complex__ = _refuse("complex()")
+    numpy = _refuse(".numpy()")
+    item = _refuse(".item()")
+    tolist = _refuse(".tolist()")
+
+    def __repr__(self) -> str:
+        return f"<Tracer {self.op}: per-element shape {self.shape}>"
+
+    def astype(self, dtype: Any) -> Tracer:
+        return elementwise(self.graph, "astype", lambda x: x.astype(dtype), (self,), {})
+
+    def reshape(self, *shape: Any) -> Tracer:
+        target = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return _reshape(self.graph, "reshape", lambda x, s: x.reshape(s), self, target)
+
+    def __getitem__(self, key: Any) -> Tracer:
+        parts = key if isinstance(key, tuple) else (key,)
+        for part in parts:
+            ok = part is None or part is Ellipsis or type(part) in (int, np.int64, np.int32)
+            if isinstance(part, slice):
+                ok = all(
+                    b is None or type(b) in (int, np.int64, np.int32)
+                    for b in (part.start, part.stop, part.step)
+                )
+            if not ok:
+                raise Unsupported(f"indexing with {type(part).__name__}")
+        example = untraced(lambda x: x[key], self.example)
+        batched_key = (slice(None), *parts)
+        return self.graph.value("getitem", lambda run, x: x[batched_key], (self,), example)
+
+
+def _operator(ufunc: Callable, name: str, reflected: bool = False) -> Callable:
+    def method(self: Tracer, other: Any) -> Any:
+        if isinstance(other, (list, dict, set, str)):
+            return NotImplemented
+        args = (other, self) if reflected else (self, other)
+        return elementwise(self.graph, name, ufunc, args, {})
+
+    return method
+
+
+for _name, _ufunc in {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "truediv": np.true_divide,
+    "floordiv": np.floor_divide,
+    "mod": np.remainder,
+    "pow": np.power,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+}.items():
+    setattr(Tracer, f"__{_name}__", _operator(_ufunc, _name))
+    setattr(Tracer, f"__r{_name}__", _operator(_ufunc, _name, reflected=True))
+for _name, _ufunc in {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}.items():
+    setattr(Tracer, f"__{_name}__", _operator(_ufunc, _name))
+for _name, _ufunc in {
+    "neg": np.negative,
+    "pos": np.positive,
+    "abs": np.absolute,
+    "invert": np.invert,
+}.items():
+    setattr(
+        Tracer, f"__{_name}__", lambda self, _u=_ufunc, _n=_name: elementwise(self.graph, _n, _u, (self,), {})
+    )
+
+
+# --- batching rules ----------------------------------------------------------------------------------
+_SIGNATURES: dict[Callable, inspect.Signature] = {}
+
+
+def _bind(fn: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
+    signature = _SIGNATURES.get(fn)
+    if signature is None:
+        signature = _SIGNATURES[fn] = inspect.signature(fn)
+    return dict(signature.bind(*args, **kwargs).arguments)
+
+
+def _no_tracers(name: str, values: Any) -> None:
+    stack_ = [values]
+    while stack_:
+        value = stack_.pop()
+        if isinstance(value, Tracer):
+            raise Unsupported(f"{name} with a traced value in an argument that must be fixed")
+        if isinstance(value, (list, tuple)):
+            stack_.extend(value)
+        elif isinstance(value, dict):
+            stack_.extend(value.values())
+
+
+def elementwise(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """An op applied elementwise (with broadcasting): the batched operands, their per-element
+    dimensions aligned (a missing one inserted after the batch dimension), run the op as they are."""
+    _no_tracers(name, kwargs)
+    traced = [i for i, a in enumerate(args) if isinstance(a, Tracer)]
+    for i, a in enumerate(args):
+        if i not in traced:
+            _no_tracers(name, a)
+    example = untraced(fn, *[a.example if isinstance(a, Tracer) else a for a in args], **kwargs)
+    rank = max(np.ndim(a.example if isinstance(a, Tracer) else a) for a in args)
+    pads = [(None,) * (rank - args[i].ndim) for i in traced]
+    fixed = list(args)
+
+    def run(_run: Run, *values: Any) -> Any:
+        call = fixed.copy()
+        for i, pad, value in zip(traced, pads, values):
+            call[i] = value[(slice(None), *pad)] if pad else value
+        return fn(*call, **kwargs)
+
+    return graph.value(name, run, tuple(args[i] for i in traced), example)
+
+
+def _elementwise_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    bound = _bind(fn, args, kwargs)
+    names = list(bound)
+    traced_names = [k for k in names if isinstance(bound[k], Tracer)]
+    if not traced_names:
+        raise Unsupported(f"{name} of fixed values only")
+    values = tuple(bound[k] for k in names)
+
+    def positional(*values: Any) -> Any:
+        return fn(**dict(zip(names, values)))
+
+    return elementwise(graph, name, positional, values, {})
+
+
+def _single_input(
+    graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict
+) -> tuple[Tracer, dict, str]:
+    bound = _bind(fn, args, kwargs)
+    first = next(iter(bound))
+    x = bound.pop(first)
+    if not isinstance(x, Tracer):
+        raise Unsupported(f"{name} of a fixed value")
+    _no_tracers(name, bound)
+    return x, bound, first
+
+
+def _per_element_axes(axis: Any, rank: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(rank))
+    axes = np.asarray(axis).reshape(-1).tolist()
+    return tuple(int(a) % rank if rank else int(a) for a in axes)
+
+
+def _reduce_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, first = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    axes = _per_element_axes(rest.get("axis"), x.ndim)
+    if not axes:
+        raise Unsupported(f"{name} over no axis")
+    batched = {**rest, "axis": [a + 1 for a in axes]}
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example)
+
+
+def _reshape(graph: Graph, name: str, fn: Callable, x: Tracer, shape: Any) -> Tracer:
+    _no_tracers(name, shape)
+    target = [int(s) for s in np.asarray(shape).reshape(-1).tolist()]
+    example = untraced(fn, x.example, target)
+    return graph.value(name, lambda run, v: fn(v, [run.n, *target]), (x,), example)
+
+
+def _reshape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    return _reshape(graph, name, lambda v, s: fn(v, s), x, rest["shape"])
+
+
+def _expand_dims_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    axis = int(rest["axis"])
+    axis = axis + x.ndim + 1 if axis < 0 else axis
+    return graph.value(name, lambda run, v: fn(v, axis + 1), (x,), example)
+
+
+def _squeeze_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    axis = rest.get("axis")
+    axes = (
+        [i for i, s in enumerate(x.shape) if s == 1]
+        if axis is None
+        else list(_per_element_axes(axis, x.ndim))
+    )
+    batched = [a + 1 for a in axes]
+    return graph.value(name, lambda run, v: fn(v, batched) if batched else v, (x,), example)
+
+
+def _join_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    bound = _bind(fn, args, kwargs)
+    values = bound.pop("values")
+    _no_tracers(name, bound)
+    if not isinstance(values, (list, tuple)) or not any(isinstance(v, Tracer) for v in values):
+        raise Unsupported(f"{name} of values that are not a list holding traced values")
+    items = list(values)
+    example = untraced(fn, [v.example if isinstance(v, Tracer) else v for v in items], **bound)
+    rank = np.ndim(example)
+    axis = int(bound.get("axis", 0))
+    axis = axis % rank
+    traced = [i for i, v in enumerate(items) if isinstance(v, Tracer)]
+    rest = {k: v for k, v in bound.items() if k != "axis"}
+
+    def run(run_: Run, *batched: Any) -> Any:
+        call = [np.broadcast_to(v, (run_.n, *np.shape(v))) for v in items]
+        for i, value in zip(traced, batched):
+            call[i] = value
+        return fn(call, axis + 1, **rest)
+
+    return graph.value(name, run, tuple(items[i] for i in traced), example)
+
+
+def _one_hot_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    axis = rest.get("axis")
+    batched = dict(rest)
+    if axis is not None and int(axis) != -1:
+        batched["axis"] = int(axis) + 1
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example)
+
+
+def _shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    # Per-element shapes are static in a trace (each batch's input shapes are checked against it).
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    return untraced(fn, x.example, **rest)
+
+
+def _image_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.ndim != 3:
+        raise Unsupported(f"{name} of a value of rank {x.ndim} (an image of rank 3 is vectorised)")
+    example = untraced(fn, x.example, **rest)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example)
+
+
+def _scalar_bytes_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.ndim != 0:
+        raise Unsupported(f"{name} of a value of rank {x.ndim}")
+    example = untraced(fn, x.example, **rest)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example)
+
+
+def _parse_single_example_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    from ..io.example import parse_example  # noqa: PLC0415 (io is loaded by then: fn is its op)
+
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    features = rest["features"]
+    if rest.get("example_names") is not None:
+        raise Unsupported(f"{name} with example_names")
+    if not isinstance(features, dict) or not all(type(s) is FixedLenFeature for s in features.values()):
+        raise Unsupported(f"{name} with features other than FixedLenFeature (their values vary in length)")
+    if x.ndim != 0:
+        raise Unsupported(f"{name} of a value of rank {x.ndim}")
+    example = untraced(fn, x.example, features)
+    parsed = graph.value(name, lambda run, v: parse_example(v, features), (x,), example)
+    return {key: graph.value(name, lambda run, d, k=key: d[k], (parsed,), example[key]) for key in example}
+
+
+def _random_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """A random op: each element draws from its own generator, in program order (per row, as the
+    per-element run draws), so the values are the per-element ones."""
+    if not graph.seeded:
+        raise Unsupported(f"{name} in a map without seed= (its draws would be ordered across elements)")
+    bound = _bind(fn, args, kwargs)
+    if bound.get("seed") is not None:
+        raise Unsupported(f"{name} with seed= inside a seeded map")
+    uses_rng = bound.get("rng") is RNG
+    traced = [k for k, v in bound.items() if isinstance(v, Tracer)]
+    if len(traced) > 1:
+        raise Unsupported(f"{name} with more than one traced argument")
+    for k, v in bound.items():
+        if k not in traced and k != "rng":
+            _no_tracers(name, v)
+    key = traced[0] if traced else None
+    stand_in = np.random.default_rng(0)
+
+    def one(rng: np.random.Generator, value: Any) -> Any:
+        call = dict(bound)
+        if key is not None:
+            call[key] = value
+        if uses_rng:
+            call["rng"] = rng
+            return fn(**call)
+        token = ELEMENT_RNG.set(rng)
+        try:
+            return fn(**call)
+        finally:
+            ELEMENT_RNG.reset(token)
+
+    example = untraced(one, stand_in, bound[key].example if key is not None else None)
+    graph.random = True
+
+    if key is None:
+
+        def run(run_: Run) -> Any:
+            return np.stack([one(rng, None) for rng in run_.rngs()])
+
+        return graph.value(name, run, (), example)
+
+    def run_rows(run_: Run, batched: Any) -> Any:
+        return np.stack([one(rng, row) for rng, row in zip(run_.rngs(), batched)])
+
+    return graph.value(name, run_rows, (bound[key],), example)
+
+
+def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    bound = _bind(fn, args, kwargs)
+    image = bound.get("image")
+    if not graph.seeded or bound.get("rng") is not RNG or bound.get("seed") is not None:
+        raise Unsupported(f"{name} without the map's rng= (map(f, seed=S) passes one)")
+    if not isinstance(image, Tracer) or image.ndim != 3:
+        raise Unsupported(f"{name} of a value that is not one traced image")
+    example = untraced(fn, image.example, rng=np.random.default_rng(0))
+    graph.random = True
+
+    def run(run_: Run, batch: np.ndarray) -> np.ndarray:
+        # The per-element op draws one random() per image: the same draw from each element's stream.
+        chosen = np.flatnonzero(np.array([rng.random() for rng in run_.rngs()]) < 0.5)
+        out = batch.copy()
+        if chosen.size:
+            out[chosen] = batch[chosen, :, ::-1]
+        return out
+
+    return graph.value(name, run, (image,), example)
+
+
+_ELEMENTWISE = (
+    "add subtract multiply truediv divide floordiv floormod pow maximum minimum squared_difference equal "
+    "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor logical_not abs "
+    "negative sign square sqrt rsqrt exp log log1p tanh sigmoid floor ceil round cast clip_by_value "
+    "image.convert_image_dtype"
+)
+_REDUCE = "reduce_sum reduce_prod reduce_mean reduce_max reduce_min reduce_any reduce_all"
+
+RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
+    **dict.fromkeys(_ELEMENTWISE.split(), _elementwise_rule),
+    **dict.fromkeys(_REDUCE.split(), _reduce_rule),
+    "reshape": _reshape_rule,
+    "expand_dims": _expand_dims_rule,
+    "squeeze": _squeeze_rule,
+    "concat": _join_rule,
+    "stack": _join_rule,
+    "one_hot": _one_hot_rule,
+    "shape": _shape_rule,
+    "io.parse_single_example": _parse_single_example_rule,
+    "io.decode_raw": _scalar_bytes_rule,
+    "image.flip_left_right": _image_rule,
+    "image.random_flip_left_right": _random_flip_rule,
+    "image.random_crop": _random_rule,
+    "random.uniform": _random_rule,
+    "random.normal": _random_rule,
+}
+"""Each traced op's batching rule, by the name its ``@traceable`` gives."""
+
+
+# --- tracing a map function -------------------------------------------------------------------------
+def _leaf_signature(leaf: Any) -> tuple:
+    if type(leaf) is bytes:
+        return ("bytes", ())
+    if isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype.kind not in "OUSV":
+        return (leaf.dtype.str, leaf.shape)
+    raise Unsupported(f"an input component of type {type(leaf).__name__}")
+
+
+def _batched_signature(leaf: Any) -> tuple | None:
+    if not isinstance(leaf, np.ndarray) or leaf.ndim == 0:
+        return None
+    if leaf.dtype == object:
+        return ("bytes", leaf.shape[1:])
+    return (leaf.dtype.str, leaf.shape[1:])
+
+
+@dataclass
+class Traced:
+    """``fn`` traced on one element's structure: the graph, and how to run it on a stacked batch."""
+
+    graph: Graph
+    structure: Any  # the element, for packing inputs
+    signature: list[tuple]
+    outputs: Any  # the output structure with value numbers at its leaves
+    failed: str | None = None  # set when the first-batch check found a difference
+
+    def run(self, batched: Any, keys: list[tuple[int, int, int, int]] | None) -> Any:
+        leaves = flatten(batched)
+        n = len(leaves[0])
+        env = list(leaves)
+        run = Run(n, keys)
+        for step in self.graph.steps:
+            env.append(step.fn(run, *[env[i] for i in step.args]))
+        out = []
+        for index in flatten(self.outputs):
+            value = env[index]
+            if not isinstance(value, np.ndarray) or value.shape[:1] != (n,):
+                raise Unsupported(f"an output that is not a batch of {n} values")
+            out.append(np.ascontiguousarray(value))
+        return pack_as(self.outputs, out) if isinstance(self.outputs, (tuple, dict)) else out[0]
+
+    def accepts(self, batched: Any) -> bool:
+        leaves = flatten(batched)
+        return len(leaves) == len(self.signature) and all(
+            _batched_signature(leaf) == sig for leaf, sig in zip(leaves, self.signature)
+        )
+
+    def op_of(self, index: int) -> str:
+        return "input" if index < self.graph.n_inputs else self.graph.steps[index - self.graph.n_inputs].name
+
+
+def trace(fn: Callable, element: Any, seeded: bool) -> Traced:
+    """Trace ``fn`` on ``element``'s structure (``element`` gives the per-element shapes and the
+    example values ops are run on to learn theirs); raises :class:`Unsupported` saying why not."""
+    leaves = flatten(element)
+    if not leaves:
+        raise Unsupported("an element without components")
+    if not isinstance(element, (tuple, dict)) and len(leaves) != 1:
+        raise Unsupported(f"an element of type {type(element).__name__}")
+    signature = [_leaf_signature(leaf) for leaf in leaves]
+    graph = Graph(seeded, n_inputs=len(leaves))
+    inputs = [Tracer(graph, i, leaf, "input") for i, leaf in enumerate(leaves)]
+    packed = pack_as(element, inputs) if isinstance(element, (tuple, dict)) else inputs[0]
+    token = TRACING.set(graph)
+    rng_token = ELEMENT_RNG.set(RNG) if seeded else None  # type: ignore[arg-type]
+    try:
+        if seeded:
+            out = fn(*packed, rng=RNG) if type(packed) is tuple else fn(packed, rng=RNG)
+        else:
+            out = fn(*packed) if type(packed) is tuple else fn(packed)
+    except Unsupported:
+        raise
+    except Exception as exc:
+        raise Unsupported(f"tracing raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        if rng_token is not None:
+            ELEMENT_RNG.reset(rng_token)
+        TRACING.reset(token)
+    if type(out) in CONVERTED:
+        raise Unsupported(f"the function returns a {type(out).__name__}")
+    if not isinstance(out, (tuple, dict, Tracer)) or (isinstance(out, tuple) and hasattr(out, "_fields")):
+        raise Unsupported(f"the function returns a {type(out).__name__}, not traced values")
+    out_leaves = flatten(out)
+    for leaf in out_leaves:
+        if not isinstance(leaf, Tracer) or leaf.graph is not graph:
+            raise Unsupported(f"an output of type {type(leaf).__name__} (not computed from the element)")
+    numbers = [leaf.index for leaf in out_leaves]
+    outputs = pack_as(out, numbers) if isinstance(out, (tuple, dict)) else numbers[0]
+    batched_signature = [(s[0], s[1]) if s[0] != "bytes" else ("bytes", ()) for s in signature]
+    return Traced(graph, element, batched_signature, outputs)
+
+
+def probe_first(node: Node) -> Any:
+    """The first element ``node`` yields (probing, as ``element_spec`` does)."""
+    iterator = node.iterator(Context(probe=True))
+    try:
+        return next(iterator)
+    finally:
+        iterator.close()
+
+
+def trace_map(map_node: Any) -> Traced | str:
+    """The traced function of ``map_node``, or why its map stays per element (cached on the node)."""
+    from ..core.node import derived  # noqa: PLC0415
+
+    cache = derived(map_node)
+    if "vectorized" in cache:
+        return cache["vectorized"]
+    result: Traced | str
+    try:
+        try:
+            first = probe_first(map_node.parents[0])
+        except StopIteration:
+            raise Unsupported("its input is empty") from None
+        except Exception as exc:
+            raise Unsupported(f"reading its first input raised {type(exc).__name__}") from exc
+        result = trace(map_node.map_func, first, map_node.seed is not None)
+    except Unsupported as exc:
+        logger.debug("map(%s) stays per element: %s", map_node.describe_args(), exc)
+        result = str(exc)
+    cache["vectorized"] = result
+    return result
+
+
+# --- comparing results ------------------------------------------------------------------------------
+def difference(vectorised: Any, reference: Any, path: str = "") -> str | None:
+    """Where ``vectorised`` differs from ``reference`` (structure, dtype, shape or values), or None."""
+    if isinstance(reference, (tuple, dict)) or isinstance(vectorised, (tuple, dict)):
+        if type(vectorised) is not type(reference):
+            return (
+                f"{path or 'the element'} is a {type(vectorised).__name__}, not a {type(reference).__name__}"
+            )
+        if isinstance(reference, dict):
+            if list(vectorised) != list(reference):
+                return f"{path or 'the element'} has keys {list(vectorised)}, not {list(reference)}"
+            pairs = [(f"{path}[{k!r}]", vectorised[k], reference[k]) for k in reference]
+        else:
+            if len(vectorised) != len(reference):
+                return f"{path or 'the element'} has {len(vectorised)} components, not {len(reference)}"
+            pairs = [(f"{path}[{i}]", v, r) for i, (v, r) in enumerate(zip(vectorised, reference))]
+        for where, v, r in pairs:
+            found = difference(v, r, where)
+            if found:
+                return found
+        return None
+    where = path or "the element"
+    if not isinstance(vectorised, np.ndarray) or not isinstance(reference, np.ndarray):
+        return f"{where} is a {type(vectorised).__name__}, not a {type(reference).__name__}"
+    if vectorised.dtype != reference.dtype:
+        return f"{where} has dtype {vectorised.dtype}, not {reference.dtype}"
+    if vectorised.shape != reference.shape:
+        return f"{where} has shape {vectorised.shape}, not {reference.shape}"
+    equal_nan = vectorised.dtype.kind in "fc"
+    if not np.array_equal(vectorised, reference, equal_nan=equal_nan):
+        return f"{where} has other values"
+    return None
+
+
+def _first_differing_output(traced: Traced, vectorised: Any, reference: Any) -> tuple[str, str]:
+    message = difference(vectorised, reference) or "the element differs"
+    numbers = flatten(traced.outputs)
+    values, expected = flatten(vectorised), flatten(reference)
+    op = "the output"
+    for number, v, r in zip(numbers, values, expected):
+        if difference(v, r):
+            op = traced.op_of(number)
+            break
+    return op, message
+
+
+# --- the stage ---------------------------------------------------------------------------------------
+class VectorizedMapIterator(NodeIterator):
+    """``batch`` over ``map``, run as batch plus one traced call; the per-element iterators keep the
+    state (checkpoints are theirs) and compute any batch the traced call cannot."""
+
+    def __init__(self, node: Any, traced: Traced, map_iterator: Any, batch_iterator: Any):
+        super().__init__(node, batch_iterator)
+        self.traced = traced
+        self.map_iterator, self.batch_iterator = map_iterator, batch_iterator
+        self.checked = False
+
+    def _per_element(self, elements: list, error: BaseException | None = None) -> Any:
+        # The inputs go back to the map as pending (as after an error inside a chunk), so the
+        # per-element stages compute them: same values, same errors naming the element.
+        m = self.map_iterator
+        first = m.position - len(elements)
+        m.pending = [(first + i, False, e) for i, e in enumerate(elements)] + m.pending
+        if error is not None:
+            raise error
+        out = next(self.batch_iterator)
+        self.produced = self.batch_iterator.produced
+        return out
+
+    def __next__(self) -> Any:
+        b, m = self.batch_iterator, self.map_iterator
+        if self.traced.failed is not None or b.partial or m.pending or hasattr(m, "_deferred_error"):
+            out = next(b)
+            self.produced = b.produced
+            return out
+        size = self.node.batch_size
+        elements: list = []
+        try:
+            while len(elements) < size:
+                chunk = m.parent.next_chunk(size - len(elements))
+                m.position += len(chunk)
+                elements.extend(chunk)
+        except StopIteration:
+            pass
+        except BaseException as exc:
+            if elements:
+                self._per_element(elements, exc)
+            raise
+        if not elements or (self.node.drop_remainder and len(elements) < size):
+            if elements:  # as the per-element stages would: the map computes them, batch drops them
+                return self._per_element(elements)
+            raise StopIteration
+        first = m.position - len(elements)
+        keys = None
+        if m.seed is not None:
+            keys = [(m.seed, m.iteration, m.epoch, first + i) for i in range(len(elements))]
+        try:
+            batched = stack(elements)
+            if not self.traced.accepts(batched):
+                return self._per_element(elements)
+            out = self.traced.run(batched, keys)
+        except Exception as exc:  # an element the op refuses: the per-element run names it
+            logger.debug("vectorised %r: batch computed per element (%s)", self.node, exc)
+            return self._per_element(elements)
+        if not self.checked:
+            self.checked = True
+            try:
+                reference = self._reference(elements, keys, b.produced * size)
+            except Exception:
+                return self._per_element(elements)
+            found = (
+                _first_differing_output(self.traced, out, reference) if difference(out, reference) else None
+            )
+            if found is not None:
+                op, message = found
+                self.traced.failed = f"{op}: {message}"
+                warnings.warn(
+                    f"{self.node.parents[0]!r} runs per element: its vectorised call differs from the "
+                    f"per-element one at op {op} ({message}); Options().experimental_optimization."
+                    "map_vectorization = False silences this",
+                    VectorizationWarning,
+                    stacklevel=user_stacklevel(),
+                )
+                out = reference
+        m.produced += len(elements)
+        b.produced += 1
+        self.produced = b.produced
+        return out
+
+    def _reference(self, elements: list, keys: list | None, first_index: int) -> Any:
+        fn = self.map_iterator.fn
+        outs = []
+        for i, element in enumerate(elements):
+            value = apply(fn, element, keys[i] if keys is not None else None)
+            outs.append(tf_result(value) if type(value) in CONVERTED else value)
+        return stack(outs, first_index=first_index)
+
+    def seek_forward(self, n: int) -> int | None:
+        skipped = self.batch_iterator.seek_forward(n)
+        self.produced = self.batch_iterator.produced
+        return skipped
+
+    def reset(self) -> None:
+        self.batch_iterator.reset()
+
+    def get_state(self) -> dict:
+        return self.batch_iterator.get_state()
+
+    def set_state(self, state: dict) -> None:
+        self.batch_iterator.set_state(state)
+        self.produced = self.batch_iterator.produced
+
+
+class VectorizedBatchNode(BatchNode):
+    """``batch(n)`` after a traced ``map``: runs as one call of the traced function per batch. The plan
+    keeps ``batch`` over ``map`` (its signature and checkpoints are the per-element pipeline's)."""
+
+    def iterator(self, ctx: Context) -> NodeIterator:
+        map_node = self.parents[0]
+        traced = trace_map(map_node) if isinstance(map_node, MapNode) else "its input is not a map"
+        if ctx.probe or isinstance(traced, str) or traced.failed is not None:
+            return super().iterator(ctx)
+        parent = map_node.parents[0].iterator(ctx)
+        iteration = ctx.iteration_of(map_node) if map_node.seed is not None else 0
+        map_iterator = MapIterator(map_node, parent, iteration)
+        return VectorizedMapIterator(self, traced, map_iterator, BatchIterator(self, map_iterator))
+
+
+def vectorize_batch(batch: BatchNode, parent: Node) -> tuple[Node | None, str | None]:
+    """``batch`` of the map ``parent`` as one traced call per batch, and the line ``explain()`` shows;
+    (None, why not) when the map's function cannot be traced."""
+    if not isinstance(parent, MapNode) or parent.batch_safe():
+        return None, None
+    traced = trace_map(parent)
+    if isinstance(traced, str):
+        return None, f"- {parent!r} before {batch!r} stays per element: {traced}"
+    node = object.__new__(VectorizedBatchNode)
+    node.__dict__.update(batch.__dict__)
+    node.__dict__.pop("_derived", None)
+    node.parents = (parent,)
+    ops = ", ".join(dict.fromkeys(traced.graph.op_names)) or "no op"
+    return node, (
+        f"- {parent!r} and {batch!r} vectorised: batch, then one traced call per batch ({ops}); "
+        "the first batch is checked against the per-element results"
+    )
