@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import logging
 import warnings
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -599,7 +600,10 @@ def trace(fn: Callable, element: Any, seeded: bool) -> Traced:
             out = fn(*packed, rng=RNG) if type(packed) is tuple else fn(packed, rng=RNG)
         else:
             out = fn(*packed) if type(packed) is tuple else fn(packed)
-    except Unsupported:
+    except Unsupported as exc:
+        op = _library_op(exc.__traceback__)
+        if op is not None and "no batching rule" not in str(exc):
+            raise Unsupported(f"{op} has no batching rule ({exc})") from exc
         raise
     except Exception as exc:
         raise Unsupported(f"tracing raised {type(exc).__name__}: {exc}") from exc
@@ -619,6 +623,20 @@ def trace(fn: Callable, element: Any, seeded: bool) -> Traced:
     outputs = pack_as(out, numbers) if isinstance(out, (tuple, dict)) else numbers[0]
     batched_signature = [(s[0], s[1]) if s[0] != "bytes" else ("bytes", ()) for s in signature]
     return Traced(graph, element, batched_signature, outputs)
+
+
+_PACKAGE = str(Path(__file__).parent.parent)
+_OWN = (__file__, str(Path(__file__).parent.parent / "core" / "trace_hook.py"))
+
+
+def _library_op(tb: Any) -> str | None:
+    """The headrace function the user's code called when a tracer was refused (e.g. ``tile``)."""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith(_PACKAGE) and code.co_filename not in _OWN:
+            return code.co_name
+        tb = tb.tb_next
+    return None
 
 
 def probe_first(node: Node) -> Any:
