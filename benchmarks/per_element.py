@@ -4,7 +4,9 @@ Three shapes, each written as a tf.data user writes it:
 
 - tabular: ``TFRecordDataset -> map(parse_single_example, AUTOTUNE) -> shuffle(1024) -> batch(256) ->
   prefetch``, Examples of 16 floats + an int64 label; beside it the batch-first form
-  (``batch(256).map(parse_example)``) as the ceiling of the same work;
+  (``batch(256).map(parse_example)``) as the ceiling of the same work, and ``map(parse_single_example,
+  AUTOTUNE).batch(256)`` with the map directly before batch, vectorised (one traced ``parse_example``
+  per batch, ``ops/vectorize.py``) and with ``map_vectorization`` off;
 - jpeg: ``TFRecordDataset -> map(parse, decode_jpeg, random_crop, random_flip_left_right,
   convert_image_dtype; AUTOTUNE) -> batch(128) -> prefetch``, 72 px JPEGs;
 - python: a pure-Python function per element (string work on the record, ~100 us), then batch(256).
@@ -245,6 +247,17 @@ def main(argv: list[str] | None = None) -> int:
                         return sum(len(b[1]) for b in ds)
 
                     rows["headrace batch-then-parse"] = batch_first
+
+                    def per_element_then_batch(paths=paths, vectorise: bool = True) -> int:
+                        # map directly followed by batch (no shuffle between): vectorised when on
+                        options = hr.Options()
+                        options.experimental_optimization.map_vectorization = vectorise
+                        ds = hr.TFRecordDataset(paths).map(parse_tabular, num_parallel_calls=hr.AUTOTUNE)
+                        ds = ds.batch(256).prefetch(hr.AUTOTUNE).with_options(options)
+                        return sum(len(b[1]) for b in ds)
+
+                    rows["AUTOTUNE map+batch, vectorised"] = per_element_then_batch
+                    rows["AUTOTUNE map+batch, per element"] = lambda: per_element_then_batch(vectorise=False)
                 rows["tf.data AUTOTUNE"] = tf_row(shape, paths, batch)
                 rows["DataLoader(num_workers=2)"] = torch_row(paths, fn, seeded, batch)
                 live = {name: run for name, run in rows.items() if run is not None}
@@ -269,6 +282,18 @@ def main(argv: list[str] | None = None) -> int:
                     if "tf.data AUTOTUNE" in rates:
                         ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
                     print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
+                if "AUTOTUNE map+batch, vectorised" in rates:
+                    vectorised = rates["AUTOTUNE map+batch, vectorised"]
+                    print(
+                        "  map(parse_single_example).batch vectorised / batch-then-parse: "
+                        f"{vectorised / rates['headrace batch-then-parse']:.2f}; / per element: "
+                        f"{vectorised / rates['AUTOTUNE map+batch, per element']:.2f}"
+                        + (
+                            f"; / tf.data: {vectorised / rates['tf.data AUTOTUNE']:.2f}"
+                            if "tf.data AUTOTUNE" in rates
+                            else ""
+                        )
+                    )
                 fixed = [rates[k] for k in ("headrace serial", "headrace 2 threads", "headrace 2 processes")]
                 print(f"  AUTOTUNE / best fixed setting: {rates['headrace AUTOTUNE'] / max(fixed):.2f}")
     finally:

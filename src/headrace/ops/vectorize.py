@@ -19,21 +19,22 @@ from __future__ import annotations
 import inspect
 import logging
 import warnings
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..core.element_random import ELEMENT_RNG
 from ..core.errors import user_stacklevel
-from ..core.node import Context, Node, NodeIterator
+from ..core.node import Context, Node, NodeIterator, derived
 from ..core.results import CONVERTED, tf_result
 from ..core.structure import flatten, pack_as
 from ..core.trace_hook import TRACING
 from ..io.features import FixedLenFeature
 from ..runtime.calls import apply, element_rng
+from ..runtime.defaults import resolve_parallelism
 from .batch import BatchIterator, BatchNode
 from .map import MapIterator, MapNode
 from .support.batching import stack
@@ -376,7 +377,9 @@ def _join_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict)
     rest = {k: v for k, v in bound.items() if k != "axis"}
 
     def run(run_: Run, *batched: Any) -> Any:
-        call = [np.broadcast_to(v, (run_.n, *np.shape(v))) for v in items]
+        call = [
+            None if i in traced else np.broadcast_to(v, (run_.n, *np.shape(v))) for i, v in enumerate(items)
+        ]
         for i, value in zip(traced, batched):
             call[i] = value
         return fn(call, axis + 1, **rest)
@@ -555,14 +558,22 @@ class Traced:
     signature: list[tuple]
     outputs: Any  # the output structure with value numbers at its leaves
     failed: str | None = None  # set when the first-batch check found a difference
+    failed_op: str = "the output"  # the op the last failed call stopped at
+    checked: bool = False  # the first batch was compared with the per-element results
 
     def run(self, batched: Any, keys: list[tuple[int, int, int, int]] | None) -> Any:
         leaves = flatten(batched)
         n = len(leaves[0])
         env = list(leaves)
         run = Run(n, keys)
-        for step in self.graph.steps:
-            env.append(step.fn(run, *[env[i] for i in step.args]))
+        step = None
+        try:
+            for step in self.graph.steps:
+                env.append(step.fn(run, *[env[i] for i in step.args]))
+        except Exception as exc:
+            exc.add_note(f"headrace: in the vectorised call, at op {step.name if step else '?'}")
+            self.failed_op = step.name if step else "?"
+            raise
         out = []
         for index in flatten(self.outputs):
             value = env[index]
@@ -639,36 +650,13 @@ def _library_op(tb: Any) -> str | None:
     return None
 
 
-def probe_first(node: Node) -> Any:
-    """The first element ``node`` yields (probing, as ``element_spec`` does)."""
-    iterator = node.iterator(Context(probe=True))
+def trace_map(map_node: MapNode, element: Any) -> Traced | str:
+    """``map_node``'s function traced on ``element``'s structure, or why its map stays per element."""
     try:
-        return next(iterator)
-    finally:
-        iterator.close()
-
-
-def trace_map(map_node: Any) -> Traced | str:
-    """The traced function of ``map_node``, or why its map stays per element (cached on the node)."""
-    from ..core.node import derived  # noqa: PLC0415
-
-    cache = derived(map_node)
-    if "vectorized" in cache:
-        return cache["vectorized"]
-    result: Traced | str
-    try:
-        try:
-            first = probe_first(map_node.parents[0])
-        except StopIteration:
-            raise Unsupported("its input is empty") from None
-        except Exception as exc:
-            raise Unsupported(f"reading its first input raised {type(exc).__name__}") from exc
-        result = trace(map_node.map_func, first, map_node.seed is not None)
+        return trace(map_node.map_func, element, map_node.seed is not None)
     except Unsupported as exc:
-        logger.debug("map(%s) stays per element: %s", map_node.describe_args(), exc)
-        result = str(exc)
-    cache["vectorized"] = result
-    return result
+        logger.debug("%r stays per element: %s", map_node, exc)
+        return str(exc)
 
 
 # --- comparing results ------------------------------------------------------------------------------
@@ -718,15 +706,67 @@ def _first_differing_output(traced: Traced, vectorised: Any, reference: Any) -> 
 
 
 # --- the stage ---------------------------------------------------------------------------------------
+class VectorizedBatchNode(BatchNode):
+    """``batch(n)`` after a ``map`` whose function may trace: decided at the first batch, it runs as one
+    call of the traced function per batch. The plan keeps ``batch`` over ``map`` (its signature and
+    checkpoints are the per-element pipeline's)."""
+
+    def decision(self) -> Traced | str | None:
+        """The traced function, why the map stays per element, or None before the first batch."""
+        return derived(self).get("vectorized")
+
+    def decide(self, element: Any) -> Traced | str:
+        cache = derived(self)
+        if "vectorized" not in cache:
+            cache["vectorized"] = trace_map(self.parents[0], element)
+        return cache["vectorized"]
+
+    def runs_per_element(self) -> bool:
+        decision = self.decision()
+        return isinstance(decision, str) or (decision is not None and decision.failed is not None)
+
+    def iterator(self, ctx: Context) -> NodeIterator:
+        map_node = self.parents[0]
+        if ctx.probe or not isinstance(map_node, MapNode) or self.runs_per_element():
+            return super().iterator(ctx)
+        parent = map_node.parents[0].iterator(ctx)
+        iteration = ctx.iteration_of(map_node) if map_node.seed is not None else 0
+        map_iterator = MapIterator(map_node, parent, iteration)
+        return VectorizedMapIterator(self, ctx, map_iterator, BatchIterator(self, map_iterator))
+
+    def explain_line(self) -> str:
+        map_node = self.parents[0]
+        decision = self.decision()
+        if decision is None:
+            return f"- {map_node!r}: vectorised if its function traces (decided at the first batch)"
+        if isinstance(decision, str):
+            return f"- {map_node!r}: per element, {decision}"
+        if decision.failed is not None:
+            return f"- {map_node!r}: per element, its first batch differed at {decision.failed}"
+        ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
+        return f"- {map_node!r}: vectorised, one traced call per batch ({ops})"
+
+
+def vectorize_batch(batch: BatchNode, parent: Node) -> Node | None:
+    """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces."""
+    if not isinstance(parent, MapNode) or parent.batch_safe():
+        return None
+    node = object.__new__(VectorizedBatchNode)
+    node.__dict__.update(batch.__dict__)
+    node.__dict__.pop("_derived", None)
+    node.parents = (parent,)
+    return node
+
+
 class VectorizedMapIterator(NodeIterator):
     """``batch`` over ``map``, run as batch plus one traced call; the per-element iterators keep the
-    state (checkpoints are theirs) and compute any batch the traced call cannot."""
+    state (checkpoints are theirs) and compute any batch the traced call cannot take."""
 
-    def __init__(self, node: Any, traced: Traced, map_iterator: Any, batch_iterator: Any):
+    def __init__(self, node: VectorizedBatchNode, ctx: Context, map_iterator: Any, batch_iterator: Any):
         super().__init__(node, batch_iterator)
-        self.traced = traced
+        self.ctx = ctx
         self.map_iterator, self.batch_iterator = map_iterator, batch_iterator
-        self.checked = False
+        self.delegate: NodeIterator | None = None  # the per-element stages, once the map runs per element
 
     def _per_element(self, elements: list, error: BaseException | None = None) -> Any:
         # The inputs go back to the map as pending (as after an error inside a chunk), so the
@@ -740,9 +780,39 @@ class VectorizedMapIterator(NodeIterator):
         self.produced = self.batch_iterator.produced
         return out
 
-    def __next__(self) -> Any:
+    def _go_per_element(self) -> None:
+        """From now on ``batch`` over the map as it runs unvectorised (parallel when it is)."""
         b, m = self.batch_iterator, self.map_iterator
-        if self.traced.failed is not None or b.partial or m.pending or hasattr(m, "_deferred_error"):
+        node = self.node.parents[0]
+        workers = resolve_parallelism(node.num_parallel_calls, node.executor)
+        if workers is None or m.pending or b.partial:
+            self.delegate = b
+            return
+        from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (as MapNode.iterator)
+
+        options = self.ctx.options
+        deterministic = options.deterministic if node.deterministic is None else node.deterministic
+        parallel = ParallelMapIterator(
+            node,
+            m.parent,
+            workers=workers,
+            deterministic=deterministic,
+            executor=node.executor,
+            iteration=m.iteration,
+        )
+        parallel.start_at(m.position, m.epoch, m.produced)
+        batch = BatchIterator(self.node, parallel)
+        batch.produced = b.produced
+        self.inputs = [batch]
+        self.delegate = batch
+
+    def __next__(self) -> Any:
+        if self.delegate is not None:
+            out = next(self.delegate)
+            self.produced = self.delegate.produced
+            return out
+        b, m = self.batch_iterator, self.map_iterator
+        if b.partial or m.pending or hasattr(m, "_deferred_error"):
             out = next(b)
             self.produced = b.produced
             return out
@@ -759,46 +829,64 @@ class VectorizedMapIterator(NodeIterator):
             if elements:
                 self._per_element(elements, exc)
             raise
-        if not elements or (self.node.drop_remainder and len(elements) < size):
-            if elements:  # as the per-element stages would: the map computes them, batch drops them
-                return self._per_element(elements)
+        if not elements:
             raise StopIteration
+        traced = self.node.decide(elements[0])
+        if isinstance(traced, str) or traced.failed is not None:
+            out = self._per_element(elements)
+            self._go_per_element()
+            return out
+        if self.node.drop_remainder and len(elements) < size:
+            return self._per_element(elements)  # the map computes them and batch drops them, as per element
         first = m.position - len(elements)
         keys = None
         if m.seed is not None:
             keys = [(m.seed, m.iteration, m.epoch, first + i) for i in range(len(elements))]
         try:
             batched = stack(elements)
-            if not self.traced.accepts(batched):
-                return self._per_element(elements)
-            out = self.traced.run(batched, keys)
-        except Exception as exc:  # an element the op refuses: the per-element run names it
-            logger.debug("vectorised %r: batch computed per element (%s)", self.node, exc)
+        except Exception:  # inputs of different shapes: the per-element run batches (or refuses) them
             return self._per_element(elements)
-        if not self.checked:
-            self.checked = True
+        if not traced.accepts(batched):  # inputs of other shapes than the traced ones
+            return self._per_element(elements)
+        try:
+            out = traced.run(batched, keys)
+        except Exception as exc:
+            # An element the op refuses: the per-element run raises its error, naming the element.
+            logger.debug("%r: a batch computed per element (%s)", self.node, exc)
+            out = self._per_element(elements)
+            # It did not raise: the vectorised call is wrong where the per-element one is not.
+            self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            return out
+        if not traced.checked:  # once per pipeline, as a trace is made once
+            traced.checked = True
             try:
                 reference = self._reference(elements, keys, b.produced * size)
             except Exception:
                 return self._per_element(elements)
-            found = (
-                _first_differing_output(self.traced, out, reference) if difference(out, reference) else None
-            )
-            if found is not None:
-                op, message = found
-                self.traced.failed = f"{op}: {message}"
-                warnings.warn(
-                    f"{self.node.parents[0]!r} runs per element: its vectorised call differs from the "
-                    f"per-element one at op {op} ({message}); Options().experimental_optimization."
-                    "map_vectorization = False silences this",
-                    VectorizationWarning,
-                    stacklevel=user_stacklevel(),
-                )
-                out = reference
+            if difference(out, reference) is not None:
+                op, message = _first_differing_output(traced, out, reference)
+                m.produced += len(elements)
+                b.produced += 1
+                self.produced = b.produced
+                self._differs(traced, op, message)
+                return reference
         m.produced += len(elements)
         b.produced += 1
         self.produced = b.produced
         return out
+
+    def _differs(self, traced: Traced, op: str, message: str) -> None:
+        """The vectorised call differs from the per-element one: per element from now on, one warning."""
+        if traced.failed is None:
+            traced.failed = f"op {op} ({message})"
+            warnings.warn(
+                f"{self.node.parents[0]!r} runs per element: its vectorised call differs from the "
+                f"per-element one at op {op} ({message}); "
+                "Options().experimental_optimization.map_vectorization = False silences this",
+                VectorizationWarning,
+                stacklevel=user_stacklevel(),
+            )
+        self._go_per_element()
 
     def _reference(self, elements: list, keys: list | None, first_index: int) -> Any:
         fn = self.map_iterator.fn
@@ -808,51 +896,22 @@ class VectorizedMapIterator(NodeIterator):
             outs.append(tf_result(value) if type(value) in CONVERTED else value)
         return stack(outs, first_index=first_index)
 
+    def _current(self) -> NodeIterator:
+        return self.delegate if self.delegate is not None else self.batch_iterator
+
     def seek_forward(self, n: int) -> int | None:
-        skipped = self.batch_iterator.seek_forward(n)
-        self.produced = self.batch_iterator.produced
+        current = self._current()
+        skipped = current.seek_forward(n)
+        self.produced = current.produced
         return skipped
 
     def reset(self) -> None:
-        self.batch_iterator.reset()
+        self._current().reset()
 
     def get_state(self) -> dict:
-        return self.batch_iterator.get_state()
+        return self._current().get_state()
 
     def set_state(self, state: dict) -> None:
-        self.batch_iterator.set_state(state)
-        self.produced = self.batch_iterator.produced
-
-
-class VectorizedBatchNode(BatchNode):
-    """``batch(n)`` after a traced ``map``: runs as one call of the traced function per batch. The plan
-    keeps ``batch`` over ``map`` (its signature and checkpoints are the per-element pipeline's)."""
-
-    def iterator(self, ctx: Context) -> NodeIterator:
-        map_node = self.parents[0]
-        traced = trace_map(map_node) if isinstance(map_node, MapNode) else "its input is not a map"
-        if ctx.probe or isinstance(traced, str) or traced.failed is not None:
-            return super().iterator(ctx)
-        parent = map_node.parents[0].iterator(ctx)
-        iteration = ctx.iteration_of(map_node) if map_node.seed is not None else 0
-        map_iterator = MapIterator(map_node, parent, iteration)
-        return VectorizedMapIterator(self, traced, map_iterator, BatchIterator(self, map_iterator))
-
-
-def vectorize_batch(batch: BatchNode, parent: Node) -> tuple[Node | None, str | None]:
-    """``batch`` of the map ``parent`` as one traced call per batch, and the line ``explain()`` shows;
-    (None, why not) when the map's function cannot be traced."""
-    if not isinstance(parent, MapNode) or parent.batch_safe():
-        return None, None
-    traced = trace_map(parent)
-    if isinstance(traced, str):
-        return None, f"- {parent!r} before {batch!r} stays per element: {traced}"
-    node = object.__new__(VectorizedBatchNode)
-    node.__dict__.update(batch.__dict__)
-    node.__dict__.pop("_derived", None)
-    node.parents = (parent,)
-    ops = ", ".join(dict.fromkeys(traced.graph.op_names)) or "no op"
-    return node, (
-        f"- {parent!r} and {batch!r} vectorised: batch, then one traced call per batch ({ops}); "
-        "the first batch is checked against the per-element results"
-    )
+        current = self._current()
+        current.set_state(state)
+        self.produced = current.produced

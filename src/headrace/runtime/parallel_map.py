@@ -532,6 +532,13 @@ class ParallelMapIterator(NodeIterator):
         raise WorkerError(self.failure) from None
 
     # --- epochs and checkpoints ---------------------------------------------------------------
+    def start_at(self, position: int, epoch: int, produced: int) -> None:
+        """Go on where a serial run of the same map stopped: its parent has given ``position`` inputs
+        in ``epoch`` and all their outputs went on (a vectorised map that fell back to per element
+        after its first batch, ``ops/vectorize.py``)."""
+        self.position = self.high = position
+        self.epoch, self.produced = epoch, produced
+
     def _forget_in_flight(self) -> None:
         self.tasks.clear()  # their results are dropped when they arrive
         self.records.clear()
