@@ -264,9 +264,12 @@ def _no_tracers(name: str, values: Any) -> None:
             stack_.extend(value.values())
 
 
-def elementwise(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+def elementwise(
+    graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict, fast: Callable | None = None
+) -> Tracer:
     """An op applied elementwise (with broadcasting): the batched operands, their per-element
-    dimensions aligned (a missing one inserted after the batch dimension), run the op as they are."""
+    dimensions aligned (a missing one inserted after the batch dimension), run the op as they are
+    (or ``fast``, the numpy kernel the op runs, when the trace showed it applies)."""
     _no_tracers(name, kwargs)
     traced = [i for i, a in enumerate(args) if isinstance(a, Tracer)]
     for i, a in enumerate(args):
@@ -276,6 +279,15 @@ def elementwise(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict
     rank = max(np.ndim(a.example if isinstance(a, Tracer) else a) for a in args)
     pads = [(None,) * (rank - args[i].ndim) for i in traced]
     fixed = list(args)
+    if fast is not None and len(traced) == 1 and not pads[0] and not kwargs:
+        position = traced[0]
+        if len(args) == 1:
+            return graph.value(name, lambda run, v: fast(v), (args[0],), example)
+        if len(args) == 2:
+            other = args[1 - position]
+            if position == 0:
+                return graph.value(name, lambda run, v: fast(v, other), (args[0],), example)
+            return graph.value(name, lambda run, v: fast(other, v), (args[1],), example)
 
     def run(_run: Run, *values: Any) -> Any:
         call = fixed.copy()
@@ -297,7 +309,75 @@ def _elementwise_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs
     def positional(*values: Any) -> Any:
         return fn(**dict(zip(names, values)))
 
-    return elementwise(graph, name, positional, values, {})
+    if name == "cast" and len(values) == 2:
+        return _cast(graph, name, positional, values)
+    if name == "clip_by_value" and len(values) == 3:
+        return _clip(graph, name, positional, values)
+    return elementwise(graph, name, positional, values, {}, _fast_kernel(name, values))
+
+
+def _cast(graph: Graph, name: str, op: Callable, values: tuple) -> Tracer:
+    x, dtype = values
+    result = elementwise(graph, name, op, values, {})
+    source = getattr(x.example, "dtype", None) if isinstance(x, Tracer) else None
+    target = getattr(result.example, "dtype", None)
+    # Numbers to floats: tf.cast is astype there (floats to ints are not).
+    if source is not None and target is not None and source.kind in "iuf" and target.kind == "f":
+        graph.steps[-1].fn = lambda run, v: v.astype(target)
+    return result
+
+
+def _clip(graph: Graph, name: str, op: Callable, values: tuple) -> Tracer:
+    x, low, high = values
+    result = elementwise(graph, name, op, values, {})
+    if (
+        isinstance(x, Tracer)
+        and getattr(x.example, "dtype", np.dtype(object)).kind == "f"
+        and type(low) in (int, float)
+        and type(high) in (int, float)
+    ):
+        # The op converts the bounds to x's dtype and computes max(min(x, high), low).
+        dtype = x.example.dtype
+        lo, hi = np.asarray(low, dtype), np.asarray(high, dtype)
+        graph.steps[-1].fn = lambda run, v: np.maximum(np.minimum(v, hi), lo)
+    return result
+
+
+# The numpy kernel each of these tf ops runs on floats of one dtype with Python-number operands (the op
+# converts those to the tensor's dtype, as numpy does): the batched call skips the op's argument checks,
+# which the trace already made on the same dtypes and per-element shapes.
+_FLOAT_KERNELS: dict[str, Callable] = {
+    name: ufunc
+    for name, ufunc in {
+        "add": np.add,
+        "subtract": np.subtract,
+        "multiply": np.multiply,
+        "truediv": np.true_divide,
+        "divide": np.true_divide,
+        "sqrt": np.sqrt,
+        "square": np.square,
+        "exp": np.exp,
+        "log": np.log,
+        "log1p": np.log1p,
+        "tanh": np.tanh,
+        "negative": np.negative,
+        "floor": np.floor,
+        "ceil": np.ceil,
+    }.items()
+}
+
+
+def _fast_kernel(name: str, values: tuple) -> Callable | None:
+    kernel = _FLOAT_KERNELS.get(name)
+    if kernel is None or len(values) > 2 or (len(values) == 2 and values[1] is None):
+        return None
+    traced = [v for v in values if isinstance(v, Tracer)]
+    if len(traced) != 1 or not isinstance(traced[0].example, (np.ndarray, np.generic)):
+        return None
+    dtype = traced[0].example.dtype
+    if dtype.kind != "f" or any(type(v) not in (int, float) for v in values if not isinstance(v, Tracer)):
+        return None
+    return kernel
 
 
 def _single_input(
@@ -326,6 +406,11 @@ def _reduce_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dic
     if not axes:
         raise Unsupported(f"{name} over no axis")
     batched = {**rest, "axis": [a + 1 for a in axes]}
+    dtype = getattr(x.example, "dtype", None)
+    if name == "reduce_sum" and not rest.get("keepdims") and dtype is not None and dtype.kind == "f":
+        # The op is np.sum(..., dtype=x.dtype) over the sorted axes.
+        shifted = tuple(sorted(a + 1 for a in set(axes)))
+        return graph.value(name, lambda run, v: np.sum(v, axis=shifted, dtype=dtype), (x,), example)
     return graph.value(name, lambda run, v: fn(v, **batched), (x,), example)
 
 
@@ -333,6 +418,10 @@ def _reshape(graph: Graph, name: str, fn: Callable, x: Tracer, shape: Any) -> Tr
     _no_tracers(name, shape)
     target = [int(s) for s in np.asarray(shape).reshape(-1).tolist()]
     example = untraced(fn, x.example, target)
+    if isinstance(x.example, (np.ndarray, np.generic)):
+        # The op's checks passed on the example, whose shape every row has: numpy's reshape.
+        shape = tuple(np.shape(example))
+        return graph.value(name, lambda run, v: v.reshape((run.n, *shape)), (x,), example)
     return graph.value(name, lambda run, v: fn(v, [run.n, *target]), (x,), example)
 
 
@@ -376,6 +465,13 @@ def _join_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict)
     traced = [i for i, v in enumerate(items) if isinstance(v, Tracer)]
     rest = {k: v for k, v in bound.items() if k != "axis"}
 
+    dtypes = {getattr(v.example, "dtype", None) for v in items if isinstance(v, Tracer)}
+    if name == "concat" and len(traced) == len(items) > 1 and len(dtypes) == 1 and None not in dtypes:
+        # Tensors of one dtype whose shapes the op accepted: numpy's concatenate, as the op runs.
+        return graph.value(
+            name, lambda run_, *batched: np.concatenate(batched, axis=axis + 1), tuple(items), example
+        )
+
     def run(run_: Run, *batched: Any) -> Any:
         call = [
             None if i in traced else np.broadcast_to(v, (run_.n, *np.shape(v))) for i, v in enumerate(items)
@@ -394,6 +490,11 @@ def _one_hot_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: di
     batched = dict(rest)
     if axis is not None and int(axis) != -1:
         batched["axis"] = int(axis) + 1
+    plain = {k: v for k, v in rest.items() if v is not None and k != "name"}
+    if set(plain) == {"depth"} and type(plain["depth"]) is int and axis in (None, -1):
+        # Defaults: float32 ones where the index equals the position, zeros elsewhere (as the op).
+        positions = np.arange(plain["depth"])
+        return graph.value(name, lambda run, v: (v[..., None] == positions).astype(np.float32), (x,), example)
     return graph.value(name, lambda run, v: fn(v, **batched), (x,), example)
 
 
@@ -568,8 +669,9 @@ class Traced:
         run = Run(n, keys)
         step = None
         try:
-            for step in self.graph.steps:
-                env.append(step.fn(run, *[env[i] for i in step.args]))
+            with np.errstate(all="ignore"):  # the tf ops compute so (numpy kernels run bare here)
+                for step in self.graph.steps:
+                    env.append(step.fn(run, *[env[i] for i in step.args]))
         except Exception as exc:
             exc.add_note(f"headrace: in the vectorised call, at op {step.name if step else '?'}")
             self.failed_op = step.name if step else "?"
