@@ -139,6 +139,9 @@ UNARY = {
     ),
     "float_clip_sum": lambda x: (
         tf.clip_by_value(tf.cast(x, tf.float32), -1.5, 1),
+        tf.clip_by_value(tf.cast(x, tf.float64) / 3, -0.9, 0.3),  # bounds converted through float32
+        tf.add(tf.cast(x, tf.float64), 1e-6),
+        tf.multiply(tf.cast(x, tf.float64), 0.1),
         tf.reduce_sum(tf.cast(x, tf.float64), axis=-1),
         tf.concat([tf.cast(x, tf.float32), tf.cast(x, tf.float32) + 1], axis=-1),
     ),

@@ -336,9 +336,10 @@ def _clip(graph: Graph, name: str, op: Callable, values: tuple) -> Tracer:
         and type(low) in (int, float)
         and type(high) in (int, float)
     ):
-        # The op converts the bounds to x's dtype and computes max(min(x, high), low).
-        dtype = x.example.dtype
-        lo, hi = np.asarray(low, dtype), np.asarray(high, dtype)
+        # The op computes max(min(x, high), low) with the bounds converted as it converts them: its
+        # result on (-inf, inf) gives those values.
+        bounds = untraced(op, np.array([-np.inf, np.inf], x.example.dtype), low, high)
+        lo, hi = bounds[0], bounds[1]
         graph.steps[-1].fn = lambda run, v: np.maximum(np.minimum(v, hi), lo)
     return result
 
@@ -375,9 +376,17 @@ def _fast_kernel(name: str, values: tuple) -> Callable | None:
     if len(traced) != 1 or not isinstance(traced[0].example, (np.ndarray, np.generic)):
         return None
     dtype = traced[0].example.dtype
-    if dtype.kind != "f" or any(type(v) not in (int, float) for v in values if not isinstance(v, Tracer)):
+    if dtype.kind != "f" or not all(_exact_number(v) for v in values if not isinstance(v, Tracer)):
         return None
     return kernel
+
+
+def _exact_number(value: Any) -> bool:
+    """A Python number that every conversion the ops make (to the tensor's dtype, or through float32
+    first) leaves unchanged, so numpy's own conversion of it gives the op's value."""
+    if type(value) is int:
+        return abs(value) <= 2**24
+    return type(value) is float and np.isfinite(value) and float(np.float32(value)) == value
 
 
 def _single_input(
