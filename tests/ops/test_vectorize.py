@@ -207,6 +207,22 @@ def test_untraceable_parallel_map_checkpoints_across_the_switch():
     check_checkpoints(make, stride=2)
 
 
+def test_dict_elements():
+    data = {"a": np.arange(10, dtype=np.float32), "b": np.arange(20, dtype=np.int64).reshape(10, 2)}
+    ds = tf.data.Dataset.from_tensor_slices(data).map(lambda d: {"s": d["a"] * 2, "t": tf.reduce_max(d["b"])})
+    check(ds.batch(4))
+
+
+def test_fallback_is_silent_and_logged_at_debug_level(caplog):
+    data = np.arange(-9, 9, dtype=np.int64).reshape(9, 2)
+    ds = tf.data.Dataset.from_tensor_slices(data).map(python_if).batch(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with caplog.at_level("DEBUG", logger="headrace.vectorize"):
+            list(ds)
+    assert any("stays per element" in r.getMessage() and "bool()" in r.getMessage() for r in caplog.records)
+
+
 # --- random ops: each element's own stream ------------------------------------------------------------
 def random_fn(image, rng):
     image = tf.image.random_flip_left_right(image, rng=rng)
