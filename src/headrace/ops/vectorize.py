@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -193,7 +193,7 @@ class Tracer:
             if not ok:
                 raise Unsupported(f"indexing with {type(part).__name__}")
         example = untraced(lambda x: x[key], self.example)
-        batched_key = (slice(None), *parts)
+        batched_key = (slice(None),) + tuple(parts)
         return self.graph.value("getitem", lambda run, x: x[batched_key], (self,), example)
 
 
@@ -230,14 +230,14 @@ for _name, _ufunc in {
     "ne": np.not_equal,
 }.items():
     setattr(Tracer, f"__{_name}__", _operator(_ufunc, _name))
-for _name, _ufunc in {
+for _name, _unary in {
     "neg": np.negative,
     "pos": np.positive,
     "abs": np.absolute,
     "invert": np.invert,
 }.items():
     setattr(
-        Tracer, f"__{_name}__", lambda self, _u=_ufunc, _n=_name: elementwise(self.graph, _n, _u, (self,), {})
+        Tracer, f"__{_name}__", lambda self, _u=_unary, _n=_name: elementwise(self.graph, _n, _u, (self,), {})
     )
 
 
@@ -292,7 +292,7 @@ def elementwise(
     def run(_run: Run, *values: Any) -> Any:
         call = fixed.copy()
         for i, pad, value in zip(traced, pads, values):
-            call[i] = value[(slice(None), *pad)] if pad else value
+            call[i] = value[(slice(None),) + pad] if pad else value
         return fn(*call, **kwargs)
 
     return graph.value(name, run, tuple(args[i] for i in traced), example)
@@ -681,8 +681,7 @@ class Traced:
             with np.errstate(all="ignore"):  # the tf ops compute so (numpy kernels run bare here)
                 for step in self.graph.steps:
                     env.append(step.fn(run, *[env[i] for i in step.args]))
-        except Exception as exc:
-            exc.add_note(f"headrace: in the vectorised call, at op {step.name if step else '?'}")
+        except Exception:
             self.failed_op = step.name if step else "?"
             raise
         out = []
@@ -829,14 +828,14 @@ class VectorizedBatchNode(BatchNode):
     def decide(self, element: Any) -> Traced | str:
         cache = derived(self)
         if "vectorized" not in cache:
-            cache["vectorized"] = trace_map(self.parents[0], element)
+            cache["vectorized"] = trace_map(cast(MapNode, self.parents[0]), element)
         return cache["vectorized"]
 
     def runs_per_element(self) -> bool:
         decision = self.decision()
         return isinstance(decision, str) or (decision is not None and decision.failed is not None)
 
-    def iterator(self, ctx: Context) -> NodeIterator:
+    def iterator(self, ctx: Context) -> NodeIterator:  # type: ignore[override]
         map_node = self.parents[0]
         if ctx.probe or not isinstance(map_node, MapNode) or self.runs_per_element():
             return super().iterator(ctx)
