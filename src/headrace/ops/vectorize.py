@@ -1006,8 +1006,13 @@ class VectorizedMapIterator(NodeIterator):
             outs.append(tf_result(value) if type(value) in CONVERTED else value)
         return stack(outs, first_index=first_index)
 
-    def _current(self) -> NodeIterator:
+    def _current(self) -> Any:
         return self.delegate if self.delegate is not None else self.batch_iterator
+
+    @property
+    def partial(self) -> list:
+        """The elements of a batch gathered so far (as ``batch``'s iterator has them)."""
+        return self._current().partial
 
     def seek_forward(self, n: int) -> int | None:
         current = self._current()
