@@ -873,7 +873,9 @@ class VectorizedMapIterator(NodeIterator):
     state (checkpoints are theirs) and compute any batch the traced call cannot take."""
 
     def __init__(self, node: VectorizedBatchNode, ctx: Context, map_iterator: Any, batch_iterator: Any):
-        super().__init__(node, batch_iterator)
+        # The map's iterator is this stage's input (counters and close walk it); the batch iterator over
+        # it is this stage's own per-element path.
+        super().__init__(node, map_iterator)
         self.ctx = ctx
         self.map_iterator, self.batch_iterator = map_iterator, batch_iterator
         self.delegate: NodeIterator | None = None  # the per-element stages, once the map runs per element
@@ -913,7 +915,7 @@ class VectorizedMapIterator(NodeIterator):
         parallel.start_at(m.position, m.epoch, m.produced)
         batch = BatchIterator(self.node, parallel)
         batch.produced = b.produced
-        self.inputs = [batch]
+        self.inputs = [parallel]
         self.delegate = batch
 
     def __next__(self) -> Any:
