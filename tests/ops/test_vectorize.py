@@ -113,22 +113,22 @@ ARRAYS = st.sampled_from([np.float32, np.float64, np.int32, np.int64]).flatmap(
 
 UNARY = {
     "cast": lambda x: tf.cast(x, tf.float32),
-    "arithmetic": lambda x: (x * 3 + 1) - x // 2,
+    "arithmetic": lambda x: tf.cast((x * 3 + 1) - x // 2 + x % 3 - x**2, tf.float64),
     "tf_arithmetic": lambda x: tf.add(tf.multiply(x, 2), x),
     "compare": lambda x: (x > 0, tf.equal(x, 1), tf.less_equal(x, 0)),
     "maximum": lambda x: tf.maximum(x, 0),
     "abs_neg": lambda x: (tf.abs(x), -x, abs(x)),
     "clip": lambda x: tf.clip_by_value(x, -1, 1),
     "reshape": lambda x: tf.reshape(x, [-1]),
-    "method_reshape": lambda x: x.reshape(-1),
+    "method_reshape": lambda x: tf.square(x.reshape(-1)),
     "expand": lambda x: (tf.expand_dims(x, 0), tf.expand_dims(x, -1)),
     "concat": lambda x: tf.concat([x, x], axis=0),
     "concat_last": lambda x: tf.concat([x, x * 2], axis=-1),
     "stack": lambda x: (tf.stack([x, x], axis=0), tf.stack([x, x], axis=-1)),
     "reduce": lambda x: (tf.reduce_sum(x), tf.reduce_max(x, axis=-1), tf.reduce_min(x, 0, keepdims=True)),
     "reduce_mean": lambda x: tf.reduce_mean(tf.cast(x, tf.float64), axis=0),
-    "getitem": lambda x: (x[0], x[..., -1:]),
-    "astype": lambda x: x.astype(np.float64),
+    "getitem": lambda x: (tf.cast(x[0], tf.float32), x[..., -1:]),
+    "astype": lambda x: tf.cast(x.astype(np.float64), tf.float32),
     "shape": lambda x: tf.reshape(x, tf.shape(x)),
     "float_math": lambda x: (
         tf.sqrt(tf.abs(tf.cast(x, tf.float32))),
@@ -183,14 +183,28 @@ def test_tuple_elements_and_outputs():
     check(ds)
 
 
+def test_a_function_without_tf_ops_stays_per_element():
+    # headrace's own per-element Python (numpy operators, side effects) keeps running per element.
+    calls = []
+
+    def count(x):
+        calls.append(1)
+        return x * 2 + 1
+
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(8, dtype=np.int64)).map(count).batch(4)
+    _, text = check(ds, vectorised=False)
+    assert "calls no TF op" in text and len(calls) == 1 + 8 + 8  # the trace, then per element on and off
+
+
 def test_untraceable_parallel_map_goes_on_with_its_workers():
     data = np.arange(40, dtype=np.int64).reshape(20, 2)
     ds = tf.data.Dataset.from_tensor_slices(data).map(python_if, num_parallel_calls=2).batch(3)
     it = iter(ds)
-    first = next(it)
+    first = next(it)  # the first batch too is computed by the workers
     assert first.tolist() == [python_if(row).tolist() for row in data[:3]]
     root = it._root
     assert type(root.delegate.parent).__name__ == "ParallelMapIterator"
+    assert root.delegate.parent.produced == 3 and root.map_iterator.produced == 0
     rest = list(it)
     assert np.array_equal(np.concatenate([first, *rest]), np.stack([python_if(row) for row in data]))
     assert "per element, " in ds.explain()

@@ -77,6 +77,7 @@ class Graph:
 
     seeded: bool
     n_inputs: int = 0
+    tf_ops: int = 0  # calls of headrace's TF ops (numpy operators on values are not counted)
     steps: list[Step] = field(default_factory=list)
     random: bool = False
 
@@ -91,6 +92,7 @@ class Graph:
         rule = RULES.get(name)
         if rule is None:
             raise Unsupported(f"{name} has no batching rule")
+        self.tf_ops += 1
         return rule(self, name, fn, args, kwargs)
 
     @property
@@ -740,6 +742,11 @@ def trace(fn: Callable, element: Any, seeded: bool) -> Traced:
     for leaf in out_leaves:
         if not isinstance(leaf, Tracer) or leaf.graph is not graph:
             raise Unsupported(f"an output of type {type(leaf).__name__} (not computed from the element)")
+    if not graph.tf_ops:
+        # Code written for tf.data calls TF ops, and runs its Python once, at the trace. A function with
+        # none (numpy operators at most) is headrace's own per-element Python, whose side effects (a
+        # sleep, a counter, a read) must run for every element: it stays per element.
+        raise Unsupported("the function calls no TF op (headrace.cast, headrace.io.parse_single_example ...)")
     numbers = [leaf.index for leaf in out_leaves]
     outputs = pack_as(out, numbers) if isinstance(out, (tuple, dict)) else numbers[0]
     batched_signature = [(s[0], s[1]) if s[0] != "bytes" else ("bytes", ()) for s in signature]
@@ -892,12 +899,16 @@ class VectorizedMapIterator(NodeIterator):
         self.produced = self.batch_iterator.produced
         return out
 
-    def _go_per_element(self) -> None:
-        """From now on ``batch`` over the map as it runs unvectorised (parallel when it is)."""
+    def _go_per_element(self, elements: list | None = None) -> None:
+        """From now on ``batch`` over the map as it runs unvectorised (parallel when it is); ``elements``,
+        the inputs just taken, are computed first."""
         b, m = self.batch_iterator, self.map_iterator
         node = self.node.parents[0]
         workers = resolve_parallelism(node.num_parallel_calls, node.executor)
         if workers is None or m.pending or b.partial:
+            if elements:
+                first = m.position - len(elements)
+                m.pending = [(first + i, False, e) for i, e in enumerate(elements)] + m.pending
             self.delegate = b
             return
         from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (as MapNode.iterator)
@@ -912,7 +923,8 @@ class VectorizedMapIterator(NodeIterator):
             executor=node.executor,
             iteration=m.iteration,
         )
-        parallel.start_at(m.position, m.epoch, m.produced)
+        first = m.position - len(elements or ())
+        parallel.start_at(m.position, m.epoch, m.produced, list(enumerate(elements or (), start=first)))
         batch = BatchIterator(self.node, parallel)
         batch.produced = b.produced
         self.inputs = [parallel]
@@ -945,9 +957,8 @@ class VectorizedMapIterator(NodeIterator):
             raise StopIteration
         traced = self.node.decide(elements[0])
         if isinstance(traced, str) or traced.failed is not None:
-            out = self._per_element(elements)
-            self._go_per_element()
-            return out
+            self._go_per_element(elements)
+            return next(self)
         if self.node.drop_remainder and len(elements) < size:
             return self._per_element(elements)  # the map computes them and batch drops them, as per element
         first = m.position - len(elements)
