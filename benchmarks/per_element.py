@@ -4,7 +4,10 @@ Three shapes, each written as a tf.data user writes it:
 
 - tabular: ``TFRecordDataset -> map(parse_single_example, AUTOTUNE) -> shuffle(1024) -> batch(256) ->
   prefetch``, Examples of 16 floats + an int64 label; beside it the batch-first form
-  (``batch(256).map(parse_example)``) as the ceiling of the same work;
+  (``batch(256).map(parse_example)``) as the ceiling of the same work, and ``map(parse_single_example,
+  AUTOTUNE).batch(256)`` with the map directly before batch, vectorised (one traced ``parse_example``
+  per batch, ``ops/vectorize.py``; built once and iterated per run, so the trace and the first-batch
+  check fall in the warm-up) and with ``map_vectorization`` off;
 - jpeg: ``TFRecordDataset -> map(parse, decode_jpeg, random_crop, random_flip_left_right,
   convert_image_dtype; AUTOTUNE) -> batch(128) -> prefetch``, 72 px JPEGs;
 - python: a pure-Python function per element (string work on the record, ~100 us), then batch(256).
@@ -241,12 +244,23 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 rows.update(headrace_rows(paths, fn, seeded, batch, shuffle))
                 if shape == "tabular":
+                    # Built once and iterated per run, as the map+batch rows below, so they compare alike.
+                    first = hr.TFRecordDataset(paths).batch(256).map(parse_batch).prefetch(hr.AUTOTUNE)
+                    rows["headrace batch-then-parse"] = lambda first=first: sum(len(b[1]) for b in first)
 
-                    def batch_first(paths=paths) -> int:
-                        ds = hr.TFRecordDataset(paths).batch(256).map(parse_batch).prefetch(hr.AUTOTUNE)
-                        return sum(len(b[1]) for b in ds)
+                    def map_then_batch(paths=paths, vectorise: bool = True) -> Callable[[], int]:
+                        # map directly followed by batch (no shuffle between): vectorised when on. The
+                        # dataset is built once and iterated per run, as epochs are: its trace and its
+                        # first-batch check (one batch computed per element too) happen once, at the
+                        # warm-up iteration.
+                        options = hr.Options()
+                        options.experimental_optimization.map_vectorization = vectorise
+                        ds = hr.TFRecordDataset(paths).map(parse_tabular, num_parallel_calls=hr.AUTOTUNE)
+                        ds = ds.batch(256).prefetch(hr.AUTOTUNE).with_options(options)
+                        return lambda: sum(len(b[1]) for b in ds)
 
-                    rows["headrace batch-then-parse"] = batch_first
+                    rows["AUTOTUNE map+batch, vectorised"] = map_then_batch()
+                    rows["AUTOTUNE map+batch, per element"] = map_then_batch(vectorise=False)
                 rows["tf.data AUTOTUNE"] = tf_row(shape, paths, batch)
                 rows["DataLoader(num_workers=2)"] = torch_row(paths, fn, seeded, batch)
                 live = {name: run for name, run in rows.items() if run is not None}
@@ -275,6 +289,18 @@ def main(argv: list[str] | None = None) -> int:
                     parent_only = "+" if "process" in name or "DataLoader" in name else " "
                     ratios.append(f"{statistics.median(cpu[name]):8.1f}{parent_only}us CPU/el")
                     print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
+                if "AUTOTUNE map+batch, vectorised" in rates:
+                    vectorised = rates["AUTOTUNE map+batch, vectorised"]
+                    print(
+                        "  map(parse_single_example).batch vectorised / batch-then-parse: "
+                        f"{vectorised / rates['headrace batch-then-parse']:.2f}; / per element: "
+                        f"{vectorised / rates['AUTOTUNE map+batch, per element']:.2f}"
+                        + (
+                            f"; / tf.data: {vectorised / rates['tf.data AUTOTUNE']:.2f}"
+                            if "tf.data AUTOTUNE" in rates
+                            else ""
+                        )
+                    )
                 fixed = [rates[k] for k in ("headrace serial", "headrace 2 threads", "headrace 2 processes")]
                 print(f"  AUTOTUNE / best fixed setting: {rates['headrace AUTOTUNE'] / max(fixed):.2f}")
     finally:

@@ -408,6 +408,16 @@ class Node:
         batch after it may move before it (a map of a ``@batch_safe`` function)."""
         return False
 
+    def vectorized_with(self, parent: Node) -> Node | None:
+        """This stage with ``parent`` as one stage that may run vectorised (``map(f).batch(n)`` with
+        ``f`` traced at the first batch), or None (default)."""
+        return None
+
+    def explain_line(self) -> str | None:
+        """What ``explain()`` says about how this stage runs, decided at iteration (a vectorised map),
+        or None (default)."""
+        return None
+
     def swapped_with(self, parent: Node) -> Node | None:
         """``parent`` moved after this stage (``map(f).batch(n)`` as ``batch(n).map(f)``) when that
         keeps every element, else None (default)."""

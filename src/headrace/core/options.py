@@ -201,6 +201,9 @@ class OptimizationOptions(OptionsBase):
     - ``map_fusion``: consecutive serial maps become one stage (one call of overhead per element).
     - ``map_batch_vectorization``: ``map(f).batch(n)`` becomes ``batch(n).map(f)`` when ``f`` is
       declared batch-safe (``@headrace.batch_safe``): one call per batch instead of per element.
+    - ``map_vectorization``: ``map(f).batch(n)`` runs as ``batch(n)`` plus one call of ``f`` traced over
+      the batch when ``f`` is built from ops with batching rules (``docs/parallel.md``); the results,
+      random draws and checkpoints are the per-element ones (the first batch is checked).
     - ``noop_elimination``: drops ``take(-1)``, ``skip(0)``, ``repeat(1)``, ``prefetch(0)``, ``shard(1, 0)``.
     - ``inject_prefetch`` (off by default, unlike tf.data): adds ``prefetch(AUTOTUNE)`` at the end of a
       pipeline that runs parallel stages and has no prefetch. Off because it runs user functions ahead
@@ -211,6 +214,7 @@ class OptimizationOptions(OptionsBase):
     _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {
         "map_fusion": (True, _is_bool, "True or False"),
         "map_batch_vectorization": (True, _is_bool, "True or False"),
+        "map_vectorization": (True, _is_bool, "True or False"),
         "noop_elimination": (True, _is_bool, "True or False"),
         "inject_prefetch": (False, _is_bool, "True or False"),
         # tf.data's graph rewrites that have no counterpart here: accepted, not used (see docs/porting.md).

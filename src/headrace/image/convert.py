@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 
 try:  # the clip ufunc itself: np.clip's Python wrapper costs ~5 us a call, too much per image
     # numpy's stubs do not list the ufuncs of its umath modules
@@ -79,6 +80,7 @@ def saturate_cast(image: Any, dtype: Any) -> np.ndarray:
     return array.astype(target)
 
 
+@traceable("image.convert_image_dtype")
 def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False) -> np.ndarray:
     """Convert between image dtypes, rescaling values: ints span ``0..max``, floats ``0..1``.
 

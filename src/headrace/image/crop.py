@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._checks import as_image, check_number, check_size, resolve_rng
 
 
@@ -86,6 +87,7 @@ def resize_with_crop_or_pad(image: Any, target_height: int, target_width: int) -
     return out
 
 
+@traceable("image.random_crop")
 def random_crop(
     value: Any, size: Any, seed: int | None = None, *, rng: np.random.Generator | None = None
 ) -> np.ndarray:

@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from ..core.trace_hook import traceable
 from ._checks import as_image, resolve_rng
 
 
+@traceable("image.flip_left_right")
 def flip_left_right(image: Any) -> np.ndarray:
     """Mirror horizontally (reverse the width axis); a view of the input.
 
@@ -50,6 +52,7 @@ def _reversed_width(batch: np.ndarray) -> np.ndarray:
     return np.take(rows, order, axis=2).reshape(batch.shape)
 
 
+@traceable("image.random_flip_left_right")
 def random_flip_left_right(image: Any, seed: int | None = None, *, rng: np.random.Generator | None = None):
     """Mirror horizontally with probability 1/2, drawn per image of a batch.
 

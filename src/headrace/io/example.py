@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.spec import string
+from ..core.trace_hook import traceable
 from .example_single import SinglePlan
 from .features import (
     FLOAT32,
@@ -631,6 +632,7 @@ def parse_column(columns: Mapping[str, Column], key: str, spec: Any, batch_shape
     return ragged_column(columns, key, spec)
 
 
+@traceable("io.parse_single_example")
 def parse_single_example(
     serialized: bytes | bytearray | memoryview | np.ndarray,
     features: Mapping[str, Any],

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.spec import as_dtype, string, to_array
+from ..core.trace_hook import traceable
 from .example import _varint, length_delimited  # the one protobuf encoder of the package
 from .schema import NotAMessage, fields
 from .schema import _varint as _read_varint  # the package's one protobuf decoder
@@ -162,6 +163,7 @@ def _name(dtype: np.dtype) -> str:
     return "string" if dtype == string else dtype.name
 
 
+@traceable("io.decode_raw")
 def decode_raw(
     input_bytes: Any,
     out_type: Any,

@@ -596,6 +596,17 @@ class ParallelMapIterator(NodeIterator):
         raise WorkerError(self.failure) from None
 
     # --- epochs and checkpoints ---------------------------------------------------------------
+    def start_at(self, position: int, epoch: int, produced: int, inputs: list | tuple = ()) -> None:
+        """Go on where a serial run of the same map stopped: its parent has given ``position`` inputs
+        in ``epoch``, the last ones ``inputs`` (``(position, element)`` pairs, still to compute) and
+        the outputs of the others went on (a vectorised map that runs per element after all,
+        ``ops/vectorize.py``); as ``set_state`` restores pending inputs."""
+        self.position = self.high = position
+        self.epoch, self.produced = epoch, produced
+        for at, value in inputs:
+            self.records[at] = (False, value)
+            self.queued.append(at)
+
     def _forget_in_flight(self) -> None:
         self.tasks.clear()  # their results are dropped when they arrive
         self.records.clear()

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.spec import TensorShape
+from ..core.trace_hook import traceable
 from ._tensor import (
     ALL,
     INTS,
@@ -194,6 +195,7 @@ def eye(
 # ---- shapes ----------------------------------------------------------------------------------------
 
 
+@traceable("shape")
 def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:  # noqa: A002
     from ..io.sparse import SparseTensor  # noqa: PLC0415
 
@@ -210,6 +212,7 @@ def rank(input: Any, name: str | None = None) -> Any:  # noqa: A002
     return np.int32(_tensor(input).ndim)
 
 
+@traceable("reshape")
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:
     array = _tensor(tensor)
     dims = int_list(shape, "shape")
@@ -231,6 +234,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:
     return out(array.reshape(dims))
 
 
+@traceable("expand_dims")
 def expand_dims(input: Any, axis: Any, name: str | None = None) -> Any:  # noqa: A002
     array = _tensor(input)
     a = _int_scalar(axis, "ExpandDims", "axis")
@@ -248,6 +252,7 @@ def _int_scalar(value: Any, op: str, what: str) -> int:
     return int(array.reshape(-1)[0])
 
 
+@traceable("squeeze")
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Any:  # noqa: A002
     array = _tensor(input)
     if axis is None:
@@ -293,6 +298,7 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Any:  # noq
 # ---- joining and splitting -------------------------------------------------------------------------
 
 
+@traceable("concat")
 def concat(values: Any, axis: Any, name: str = "concat") -> Any:
     if is_tensor_value(values):
         values = [values]
@@ -322,6 +328,7 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Any:
     return np.concatenate(arrays, axis=a)
 
 
+@traceable("stack")
 def stack(values: Any, axis: int = 0, name: str = "stack") -> Any:
     values = list(values)
     if values and not any(is_tensor_value(v) for v in values):  # Python values: converted together, as tf
@@ -575,6 +582,7 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str = "boolean_
     return np.compress(keep.reshape(-1), flat, axis=a)
 
 
+@traceable("one_hot")
 def one_hot(
     indices: Any,
     depth: Any,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._tensor import (
     BOOL,
     COMPLEX,
@@ -54,6 +55,7 @@ def _binary(op: str, allowed: tuple, fn: Callable, x: Any, y: Any, keep_dtype: b
     return out(np.asarray(result, dtype=a.dtype) if keep_dtype else result)
 
 
+@traceable("add")
 def add(x: Any, y: Any, name: str | None = None) -> Any:
     """tf.add (also strings: concatenation)."""
     a, b = match("AddV2", [x, y], NUMBERS + (STRING,), first_decides=True)
@@ -64,10 +66,12 @@ def add(x: Any, y: Any, name: str | None = None) -> Any:
         return out(np.asarray(a + b, dtype=a.dtype))
 
 
+@traceable("subtract")
 def subtract(x: Any, y: Any, name: str | None = None) -> Any:
     return _binary("Sub", NUMBERS, np.subtract, x, y)
 
 
+@traceable("multiply")
 def multiply(x: Any, y: Any, name: str | None = None) -> Any:
     return _binary("Mul", NUMBERS, np.multiply, x, y)
 
@@ -77,6 +81,7 @@ def _check_int_divisor(op: str, b: np.ndarray) -> None:
         raise InvalidArgumentError(f"{op}: Integer division by zero")
 
 
+@traceable("truediv")
 def truediv(x: Any, y: Any, name: str | None = None) -> Any:
     """x / y; integers become floats first (int8/16, uint8/16 to float32, wider ints to float64)."""
     return _truediv(x, y, first_decides=True)
@@ -92,6 +97,7 @@ def _truediv(x: Any, y: Any, first_decides: bool) -> Any:
         return out(np.asarray(a / b, dtype=a.dtype))
 
 
+@traceable("divide")
 def divide(x: Any, y: Any, name: str | None = None) -> Any:
     """x / y (as ``truediv``, but a Python ``x`` takes a tensor ``y``'s dtype, as in TensorFlow)."""
     return _truediv(x, y, first_decides=False)
@@ -117,6 +123,7 @@ def _truncdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(q + fix, dtype=a.dtype)
 
 
+@traceable("floordiv")
 def floordiv(x: Any, y: Any, name: str | None = None) -> Any:
     a, b = match("FloorDiv", [x, y], REAL)
     _broadcast("FloorDiv", a, b)
@@ -126,6 +133,7 @@ def floordiv(x: Any, y: Any, name: str | None = None) -> Any:
     return out(np.asarray(result, dtype=a.dtype))
 
 
+@traceable("floormod")
 def floormod(x: Any, y: Any, name: str | None = None) -> Any:
     a, b = match("FloorMod", [x, y], REAL)
     _broadcast("FloorMod", a, b)
@@ -154,6 +162,7 @@ def truncatemod(x: Any, y: Any, name: str | None = None) -> Any:
         return out(np.asarray(np.fmod(a, b), dtype=a.dtype))
 
 
+@traceable("pow")
 def pow(x: Any, y: Any, name: str | None = None) -> Any:  # noqa: A001 (tf.pow)
     a, b = match("Pow", [x, y], FLOATS + SIGNED + COMPLEX)
     _broadcast("Pow", a, b)
@@ -163,14 +172,17 @@ def pow(x: Any, y: Any, name: str | None = None) -> Any:  # noqa: A001 (tf.pow)
         return out(np.asarray(np.power(a, b), dtype=a.dtype))
 
 
+@traceable("maximum")
 def maximum(x: Any, y: Any, name: str | None = None) -> Any:
     return _binary("Maximum", REAL, np.maximum, x, y)
 
 
+@traceable("minimum")
 def minimum(x: Any, y: Any, name: str | None = None) -> Any:
     return _binary("Minimum", REAL, np.minimum, x, y)
 
 
+@traceable("squared_difference")
 def squared_difference(x: Any, y: Any, name: str | None = None) -> Any:
     return _binary("SquaredDifference", FLOATS + INDEX + COMPLEX, lambda a, b: (a - b) * np.conj(a - b), x, y)
 
@@ -189,26 +201,32 @@ def _compare(op: str, allowed: tuple, fn: Callable, x: Any, y: Any) -> Any:
         return out(np.asarray(fn(a, b), dtype=bool))
 
 
+@traceable("equal")
 def equal(x: Any, y: Any, name: str | None = None) -> Any:
     return _compare("Equal", NUMBERS + BOOL + (STRING,), np.equal, x, y)
 
 
+@traceable("not_equal")
 def not_equal(x: Any, y: Any, name: str | None = None) -> Any:
     return _compare("NotEqual", NUMBERS + BOOL + (STRING,), np.not_equal, x, y)
 
 
+@traceable("less")
 def less(x: Any, y: Any, name: str | None = None) -> Any:
     return _compare("Less", REAL, np.less, x, y)
 
 
+@traceable("less_equal")
 def less_equal(x: Any, y: Any, name: str | None = None) -> Any:
     return _compare("LessEqual", REAL, np.less_equal, x, y)
 
 
+@traceable("greater")
 def greater(x: Any, y: Any, name: str | None = None) -> Any:
     return _compare("Greater", REAL, np.greater, x, y)
 
 
+@traceable("greater_equal")
 def greater_equal(x: Any, y: Any, name: str | None = None) -> Any:
     return _compare("GreaterEqual", REAL, np.greater_equal, x, y)
 
@@ -226,18 +244,22 @@ def _logical(op: str, fn: Callable, *values: Any) -> Any:
     return out(fn(*arrays))
 
 
+@traceable("logical_and")
 def logical_and(x: Any, y: Any, name: str | None = None) -> Any:
     return _logical("LogicalAnd", np.logical_and, x, y)
 
 
+@traceable("logical_or")
 def logical_or(x: Any, y: Any, name: str | None = None) -> Any:
     return _logical("LogicalOr", np.logical_or, x, y)
 
 
+@traceable("logical_xor")
 def logical_xor(x: Any, y: Any, name: str | None = None) -> Any:
     return _logical("LogicalXor", np.logical_xor, x, y)
 
 
+@traceable("logical_not")
 def logical_not(x: Any, name: str | None = None) -> Any:
     return _logical("LogicalNot", np.logical_not, x)
 
@@ -252,6 +274,7 @@ def _unary(op: str, allowed: tuple, fn: Callable, x: Any, result_dtype: Any = No
     return out(np.asarray(result, dtype=a.dtype if result_dtype is None else result_dtype))
 
 
+@traceable("abs")
 def abs(x: Any, name: str | None = None) -> Any:  # noqa: A001 (tf.abs)
     (a,) = match("Abs", [x], FLOATS + SIGNED + COMPLEX)
     if a.dtype.kind == "c":
@@ -260,26 +283,32 @@ def abs(x: Any, name: str | None = None) -> Any:  # noqa: A001 (tf.abs)
         return out(np.asarray(np.abs(a), dtype=a.dtype))
 
 
+@traceable("negative")
 def negative(x: Any, name: str | None = None) -> Any:
     return _unary("Neg", FLOATS + SIGNED + COMPLEX, np.negative, x)
 
 
+@traceable("sign")
 def sign(x: Any, name: str | None = None) -> Any:
     return _unary("Sign", FLOATS + SIGNED + COMPLEX, np.sign, x)
 
 
+@traceable("square")
 def square(x: Any, name: str | None = None) -> Any:
     return _unary("Square", NUMBERS, np.square, x)
 
 
+@traceable("sqrt")
 def sqrt(x: Any, name: str | None = None) -> Any:
     return _unary("Sqrt", FLOATS + COMPLEX, np.sqrt, x)
 
 
+@traceable("rsqrt")
 def rsqrt(x: Any, name: str | None = None) -> Any:
     return _unary("Rsqrt", FLOATS + COMPLEX, lambda a: 1 / np.sqrt(a), x)
 
 
+@traceable("exp")
 def exp(x: Any, name: str | None = None) -> Any:
     return _unary("Exp", FLOATS + COMPLEX, np.exp, x)
 
@@ -288,10 +317,12 @@ def expm1(x: Any, name: str | None = None) -> Any:
     return _unary("Expm1", FLOATS + COMPLEX, np.expm1, x)
 
 
+@traceable("log")
 def log(x: Any, name: str | None = None) -> Any:
     return _unary("Log", FLOATS + COMPLEX, np.log, x)
 
 
+@traceable("log1p")
 def log1p(x: Any, name: str | None = None) -> Any:
     return _unary("Log1p", FLOATS + COMPLEX, np.log1p, x)
 
@@ -312,18 +343,22 @@ def tan(x: Any, name: str | None = None) -> Any:
     return _unary("Tan", FLOATS + COMPLEX, np.tan, x)
 
 
+@traceable("tanh")
 def tanh(x: Any, name: str | None = None) -> Any:
     return _unary("Tanh", FLOATS + COMPLEX, np.tanh, x)
 
 
+@traceable("sigmoid")
 def sigmoid(x: Any, name: str | None = None) -> Any:
     return _unary("Sigmoid", FLOATS + COMPLEX, lambda a: 1 / (1 + np.exp(-a)), x)
 
 
+@traceable("floor")
 def floor(x: Any, name: str | None = None) -> Any:
     return _unary("Floor", FLOATS, np.floor, x)
 
 
+@traceable("ceil")
 def ceil(x: Any, name: str | None = None) -> Any:
     return _unary("Ceil", FLOATS, np.ceil, x)
 
@@ -333,6 +368,7 @@ def rint(x: Any, name: str | None = None) -> Any:
     return _unary("Rint", FLOATS[1:], np.rint, x)
 
 
+@traceable("round")
 def round(x: Any, name: str | None = None) -> Any:  # noqa: A001 (tf.round)
     """Round half to even; integers unchanged."""
     (a,) = match("Round", [x], FLOATS + INTS + COMPLEX)
@@ -354,6 +390,7 @@ def is_finite(x: Any, name: str | None = None) -> Any:
 # ---- cast ------------------------------------------------------------------------------------------
 
 
+@traceable("cast")
 def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     """tf.cast: floats to ints truncate toward zero, NaN and out-of-range floats give the integer
     minimum (x86's conversion, as TensorFlow's CPU kernel), wider ints wrap, complex to real keeps the
@@ -410,6 +447,7 @@ def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Any:
 # ---- clip, cumulative ------------------------------------------------------------------------------
 
 
+@traceable("clip_by_value")
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Any:
     """min(max(t, clip_value_min), clip_value_max), in ``t``'s dtype; bounds must broadcast to t."""
     a, lo, hi = match("clip_by_value", [t, clip_value_min, clip_value_max], REAL)
@@ -496,12 +534,14 @@ def _reduce(op: str, allowed: tuple, fn: Callable, x: Any, axis: Any, keepdims: 
     return out(result)
 
 
+@traceable("reduce_sum")
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
     return _reduce(
         "Sum", NUMBERS, lambda a, ax: np.sum(a, axis=ax, dtype=a.dtype), input_tensor, axis, keepdims
     )
 
 
+@traceable("reduce_prod")
 def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
     return _reduce(
         "Prod", NUMBERS, lambda a, ax: np.prod(a, axis=ax, dtype=a.dtype), input_tensor, axis, keepdims
@@ -518,6 +558,7 @@ def _mean(a: np.ndarray, axes: tuple) -> np.ndarray:
     return np.sum(a, axis=axes, dtype=a.dtype) / a.dtype.type(count)
 
 
+@traceable("reduce_mean")
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
     return _reduce("Mean", NUMBERS, _mean, input_tensor, axis, keepdims)
 
@@ -537,18 +578,22 @@ def _extreme(fn: Callable, fill: str) -> Callable:
     return reduce
 
 
+@traceable("reduce_max")
 def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
     return _reduce("Max", REAL, _extreme(np.max, "low"), input_tensor, axis, keepdims)
 
 
+@traceable("reduce_min")
 def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
     return _reduce("Min", REAL, _extreme(np.min, "high"), input_tensor, axis, keepdims)
 
 
+@traceable("reduce_any")
 def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
     return _reduce("Any", BOOL, lambda a, ax: np.any(a, axis=ax), input_tensor, axis, keepdims)
 
 
+@traceable("reduce_all")
 def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
     return _reduce("All", BOOL, lambda a, ax: np.all(a, axis=ax), input_tensor, axis, keepdims)
 

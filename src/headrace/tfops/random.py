@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core.element_random import ELEMENT_RNG
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._tensor import (
     FLOATS,
     as_tensor,
@@ -109,6 +110,7 @@ def _unit(rng: np.random.Generator, shape: list[int], dtype: np.dtype) -> np.nda
     return rng.random(shape, dtype=np.float32 if dtype == np.float32 else np.float64).astype(dtype)
 
 
+@traceable("random.uniform")
 def uniform(
     shape: Any,
     minval: Any = 0,
@@ -139,6 +141,7 @@ def uniform(
         return out(np.asarray(unit * (high - low) + low, dtype=dtype))
 
 
+@traceable("random.normal")
 def normal(
     shape: Any,
     mean: Any = 0.0,

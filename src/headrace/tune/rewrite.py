@@ -60,6 +60,16 @@ def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | No
         ):
             applied.append(f"- {parents[0]!r} moved after {node!r}: one call per batch (declared batch_safe)")
             out = swapped
+        elif (
+            settings.map_vectorization
+            and len(parents) == 1
+            and (vectorized := out.vectorized_with(parents[0])) is not None
+        ):
+            applied.append(
+                f"- {parents[0]!r} and {node!r} may run vectorised: batch, then one traced call of the "
+                "function per batch (see vectorised maps)"
+            )
+            out = vectorized
         rewritten[id(node)] = out
         return out
 
@@ -88,6 +98,9 @@ def explain(root: Node, options: Options, prefetch: Callable[[Node], Node] | Non
     text = ["logical plan (input first):", *("  " + line for line in lines(plan.logical))]
     text += ["optimised plan (input first):", *("  " + line for line in lines(plan.optimised))]
     text += ["rewrites:", *(plan.applied or ["- none"])]
+    vectorized = [line for node in plan.optimised.walk() if (line := node.explain_line()) is not None]
+    if vectorized:
+        text += ["vectorised maps:", *vectorized]
     executors = executor_lines(plan.optimised)
     if executors:
         text += ["executors:", *executors]

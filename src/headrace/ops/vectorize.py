@@ -1,0 +1,1045 @@
+"""Vectorised maps: ``map(f).batch(n)`` as ``batch(n)`` plus one call of ``f`` traced over the batch.
+
+``f`` is traced once, as ``tf.function`` traces: called on :class:`Tracer` values that stand for a
+batch of elements and record each op (``headrace.cast``, ``headrace.io.parse_single_example``, numpy
+operators ...) with its batching rule (``parse_single_example`` becomes ``parse_example``, an axis
+moves past the batch dimension, a random op draws from each element's own stream). Anything the
+tracer cannot follow (Python control flow on a value, ``.numpy()``, an op without a rule, any error)
+leaves the map per element; :func:`trace_map` says why, and ``Dataset.explain()`` shows it.
+
+At run time the stage keeps the per-element stages' iterators (``batch`` over ``map``) for their
+state, so checkpoints are those of the per-element pipeline, and runs them for any batch the traced
+call cannot take (inputs of another shape, an element whose op fails: the per-element run then
+raises the same error naming the element). The first batch is also computed per element and
+compared; a difference leaves the map per element for good, with one warning naming the op.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from ..core.element_random import ELEMENT_RNG
+from ..core.errors import user_stacklevel
+from ..core.node import Context, Node, NodeIterator, derived
+from ..core.results import CONVERTED, tf_result
+from ..core.structure import flatten, pack_as
+from ..core.trace_hook import TRACING
+from ..io.features import FixedLenFeature
+from ..runtime.calls import apply, element_rng
+from ..runtime.defaults import resolve_parallelism
+from .batch import BatchIterator, BatchNode
+from .map import MapIterator, MapNode
+from .support.batching import stack
+
+logger = logging.getLogger("headrace.vectorize")
+
+
+class Unsupported(Exception):
+    """The function cannot be traced into one batched call; the message says why."""
+
+
+class VectorizationWarning(RuntimeWarning):
+    """A vectorised map gave another result than the per-element map on its first batch."""
+
+
+class _RngStandIn:
+    """Stands for the element's generator while tracing (``rng=`` and ``ELEMENT_RNG``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise Unsupported(f"rng.{name} (a numpy Generator method) has no batching rule")
+
+    def __repr__(self) -> str:
+        return "<traced rng>"
+
+
+RNG = _RngStandIn()
+
+
+# --- the graph --------------------------------------------------------------------------------------
+@dataclass
+class Step:
+    name: str
+    fn: Callable  # fn(run, *values) -> batched value
+    args: tuple[int, ...]
+
+
+@dataclass
+class Graph:
+    """The ops recorded while tracing, in program order; values are numbered (inputs first)."""
+
+    seeded: bool
+    n_inputs: int = 0
+    tf_ops: int = 0  # calls of headrace's TF ops (numpy operators on values are not counted)
+    steps: list[Step] = field(default_factory=list)
+    random: bool = False
+
+    def value(self, name: str, fn: Callable, args: tuple[Tracer, ...], example: Any) -> Tracer:
+        for arg in args:
+            if arg.graph is not self:
+                raise Unsupported("a traced value from another trace (a value kept between calls)")
+        self.steps.append(Step(name, fn, tuple(arg.index for arg in args)))
+        return Tracer(self, self.n_inputs + len(self.steps) - 1, example, name)
+
+    def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        rule = RULES.get(name)
+        if rule is None:
+            raise Unsupported(f"{name} has no batching rule")
+        self.tf_ops += 1
+        return rule(self, name, fn, args, kwargs)
+
+    @property
+    def op_names(self) -> list[str]:
+        return [step.name for step in self.steps]
+
+
+class Run:
+    """One batched call: its size and, for random ops, each element's generator (made on demand)."""
+
+    def __init__(self, n: int, keys: list[tuple[int, int, int, int]] | None):
+        self.n, self.keys = n, keys
+        self._rngs: list[np.random.Generator] | None = None
+
+    def rngs(self) -> list[np.random.Generator]:
+        if self._rngs is None:
+            if self.keys is None:
+                raise Unsupported("random op without per-element streams")
+            self._rngs = [element_rng(*key) for key in self.keys]
+        return self._rngs
+
+
+def untraced(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``fn`` run for real (on example values) while a trace is recorded."""
+    token = TRACING.set(None)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        TRACING.reset(token)
+
+
+def _refuse(what: str) -> Callable:
+    def method(self: Tracer, *args: Any, **kwargs: Any) -> Any:
+        raise Unsupported(f"{what} of a traced value (Python control flow or numpy on a tensor)")
+
+    return method
+
+
+class Tracer:
+    """A value of the function being traced: stands for a batch of per-element values.
+
+    ``shape``, ``dtype`` and ``ndim`` are the per-element ones (static, as in ``tf.function``); using
+    a value in Python (``bool``, ``int``, ``len``, iteration, ``.numpy()``, numpy functions) stops the
+    trace, and the map runs per element.
+    """
+
+    __slots__ = ("example", "graph", "index", "op")
+    __array_ufunc__ = None  # numpy operators defer to ours; numpy ufuncs on a tracer raise
+    __hash__ = object.__hash__
+
+    def __init__(self, graph: Graph, index: int, example: Any, op: str):
+        self.graph, self.index, self.example, self.op = graph, index, example, op
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self.example)
+
+    @property
+    def ndim(self) -> int:
+        return np.ndim(self.example)
+
+    @property
+    def dtype(self) -> np.dtype:
+        dtype = getattr(self.example, "dtype", None)
+        if dtype is None:
+            raise Unsupported(f"dtype of a {type(self.example).__name__} value")
+        return dtype
+
+    __bool__ = _refuse("bool()")
+    __int__ = _refuse("int()")
+    __float__ = _refuse("float()")
+    __index__ = _refuse("an index")
+    __len__ = _refuse("len()")
+    __iter__ = _refuse("iteration")
+    __array__ = _refuse("numpy conversion")
+    __complex__ = _refuse("complex()")
+    numpy = _refuse(".numpy()")
+    item = _refuse(".item()")
+    tolist = _refuse(".tolist()")
+
+    def __repr__(self) -> str:
+        return f"<Tracer {self.op}: per-element shape {self.shape}>"
+
+    def astype(self, dtype: Any) -> Tracer:
+        return elementwise(self.graph, "astype", lambda x: x.astype(dtype), (self,), {})
+
+    def reshape(self, *shape: Any) -> Tracer:
+        target = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return _reshape(self.graph, "reshape", lambda x, s: x.reshape(s), self, target)
+
+    def __getitem__(self, key: Any) -> Tracer:
+        parts = key if isinstance(key, tuple) else (key,)
+        for part in parts:
+            ok = part is None or part is Ellipsis or type(part) in (int, np.int64, np.int32)
+            if isinstance(part, slice):
+                ok = all(
+                    b is None or type(b) in (int, np.int64, np.int32)
+                    for b in (part.start, part.stop, part.step)
+                )
+            if not ok:
+                raise Unsupported(f"indexing with {type(part).__name__}")
+        example = untraced(lambda x: x[key], self.example)
+        batched_key = (slice(None),) + tuple(parts)
+        return self.graph.value("getitem", lambda run, x: x[batched_key], (self,), example)
+
+
+def _operator(ufunc: Callable, name: str, reflected: bool = False) -> Callable:
+    def method(self: Tracer, other: Any) -> Any:
+        if isinstance(other, (list, dict, set, str)):
+            return NotImplemented
+        args = (other, self) if reflected else (self, other)
+        return elementwise(self.graph, name, ufunc, args, {})
+
+    return method
+
+
+for _name, _ufunc in {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "truediv": np.true_divide,
+    "floordiv": np.floor_divide,
+    "mod": np.remainder,
+    "pow": np.power,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+}.items():
+    setattr(Tracer, f"__{_name}__", _operator(_ufunc, _name))
+    setattr(Tracer, f"__r{_name}__", _operator(_ufunc, _name, reflected=True))
+for _name, _ufunc in {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}.items():
+    setattr(Tracer, f"__{_name}__", _operator(_ufunc, _name))
+for _name, _unary in {
+    "neg": np.negative,
+    "pos": np.positive,
+    "abs": np.absolute,
+    "invert": np.invert,
+}.items():
+    setattr(
+        Tracer, f"__{_name}__", lambda self, _u=_unary, _n=_name: elementwise(self.graph, _n, _u, (self,), {})
+    )
+
+
+# --- batching rules ----------------------------------------------------------------------------------
+_SIGNATURES: dict[Callable, inspect.Signature] = {}
+
+
+def _bind(fn: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
+    signature = _SIGNATURES.get(fn)
+    if signature is None:
+        signature = _SIGNATURES[fn] = inspect.signature(fn)
+    return dict(signature.bind(*args, **kwargs).arguments)
+
+
+def _no_tracers(name: str, values: Any) -> None:
+    stack_ = [values]
+    while stack_:
+        value = stack_.pop()
+        if isinstance(value, Tracer):
+            raise Unsupported(f"{name} with a traced value in an argument that must be fixed")
+        if isinstance(value, (list, tuple)):
+            stack_.extend(value)
+        elif isinstance(value, dict):
+            stack_.extend(value.values())
+
+
+def elementwise(
+    graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict, fast: Callable | None = None
+) -> Tracer:
+    """An op applied elementwise (with broadcasting): the batched operands, their per-element
+    dimensions aligned (a missing one inserted after the batch dimension), run the op as they are
+    (or ``fast``, the numpy kernel the op runs, when the trace showed it applies)."""
+    _no_tracers(name, kwargs)
+    traced = [i for i, a in enumerate(args) if isinstance(a, Tracer)]
+    for i, a in enumerate(args):
+        if i not in traced:
+            _no_tracers(name, a)
+    example = untraced(fn, *[a.example if isinstance(a, Tracer) else a for a in args], **kwargs)
+    rank = max(np.ndim(a.example if isinstance(a, Tracer) else a) for a in args)
+    pads = [(None,) * (rank - args[i].ndim) for i in traced]
+    fixed = list(args)
+    if fast is not None and len(traced) == 1 and not pads[0] and not kwargs:
+        position = traced[0]
+        if len(args) == 1:
+            return graph.value(name, lambda run, v: fast(v), (args[0],), example)
+        if len(args) == 2:
+            other = args[1 - position]
+            if position == 0:
+                return graph.value(name, lambda run, v: fast(v, other), (args[0],), example)
+            return graph.value(name, lambda run, v: fast(other, v), (args[1],), example)
+
+    def run(_run: Run, *values: Any) -> Any:
+        call = fixed.copy()
+        for i, pad, value in zip(traced, pads, values):
+            call[i] = value[(slice(None),) + pad] if pad else value
+        return fn(*call, **kwargs)
+
+    return graph.value(name, run, tuple(args[i] for i in traced), example)
+
+
+def _elementwise_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    bound = _bind(fn, args, kwargs)
+    names = list(bound)
+    traced_names = [k for k in names if isinstance(bound[k], Tracer)]
+    if not traced_names:
+        raise Unsupported(f"{name} of fixed values only")
+    values = tuple(bound[k] for k in names)
+
+    def positional(*values: Any) -> Any:
+        return fn(**dict(zip(names, values)))
+
+    if name == "cast" and len(values) == 2:
+        return _cast(graph, name, positional, values)
+    if name == "clip_by_value" and len(values) == 3:
+        return _clip(graph, name, positional, values)
+    return elementwise(graph, name, positional, values, {}, _fast_kernel(name, values))
+
+
+def _cast(graph: Graph, name: str, op: Callable, values: tuple) -> Tracer:
+    x, dtype = values
+    result = elementwise(graph, name, op, values, {})
+    source = getattr(x.example, "dtype", None) if isinstance(x, Tracer) else None
+    target = getattr(result.example, "dtype", None)
+    # Numbers to floats: tf.cast is astype there (floats to ints are not).
+    if source is not None and target is not None and source.kind in "iuf" and target.kind == "f":
+        graph.steps[-1].fn = lambda run, v: v.astype(target)
+    return result
+
+
+def _clip(graph: Graph, name: str, op: Callable, values: tuple) -> Tracer:
+    x, low, high = values
+    result = elementwise(graph, name, op, values, {})
+    if (
+        isinstance(x, Tracer)
+        and getattr(x.example, "dtype", np.dtype(object)).kind == "f"
+        and type(low) in (int, float)
+        and type(high) in (int, float)
+    ):
+        # The op computes max(min(x, high), low) with the bounds converted as it converts them: its
+        # result on (-inf, inf) gives those values.
+        bounds = untraced(op, np.array([-np.inf, np.inf], x.example.dtype), low, high)
+        lo, hi = bounds[0], bounds[1]
+        graph.steps[-1].fn = lambda run, v: np.maximum(np.minimum(v, hi), lo)
+    return result
+
+
+# The numpy kernel each of these tf ops runs on floats of one dtype with Python-number operands (the op
+# converts those to the tensor's dtype, as numpy does): the batched call skips the op's argument checks,
+# which the trace already made on the same dtypes and per-element shapes.
+_FLOAT_KERNELS: dict[str, Callable] = {
+    name: ufunc
+    for name, ufunc in {
+        "add": np.add,
+        "subtract": np.subtract,
+        "multiply": np.multiply,
+        "truediv": np.true_divide,
+        "divide": np.true_divide,
+        "sqrt": np.sqrt,
+        "square": np.square,
+        "exp": np.exp,
+        "log": np.log,
+        "log1p": np.log1p,
+        "tanh": np.tanh,
+        "negative": np.negative,
+        "floor": np.floor,
+        "ceil": np.ceil,
+    }.items()
+}
+
+
+def _fast_kernel(name: str, values: tuple) -> Callable | None:
+    kernel = _FLOAT_KERNELS.get(name)
+    if kernel is None or len(values) > 2 or (len(values) == 2 and values[1] is None):
+        return None
+    traced = [v for v in values if isinstance(v, Tracer)]
+    if len(traced) != 1 or not isinstance(traced[0].example, (np.ndarray, np.generic)):
+        return None
+    dtype = traced[0].example.dtype
+    if dtype.kind != "f" or not all(_exact_number(v) for v in values if not isinstance(v, Tracer)):
+        return None
+    return kernel
+
+
+def _exact_number(value: Any) -> bool:
+    """A Python number that every conversion the ops make (to the tensor's dtype, or through float32
+    first) leaves unchanged, so numpy's own conversion of it gives the op's value."""
+    if type(value) is int:
+        return abs(value) <= 2**24
+    return type(value) is float and np.isfinite(value) and float(np.float32(value)) == value
+
+
+def _single_input(
+    graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict
+) -> tuple[Tracer, dict, str]:
+    bound = _bind(fn, args, kwargs)
+    first = next(iter(bound))
+    x = bound.pop(first)
+    if not isinstance(x, Tracer):
+        raise Unsupported(f"{name} of a fixed value")
+    _no_tracers(name, bound)
+    return x, bound, first
+
+
+def _per_element_axes(axis: Any, rank: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(rank))
+    axes = np.asarray(axis).reshape(-1).tolist()
+    return tuple(int(a) % rank if rank else int(a) for a in axes)
+
+
+def _reduce_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, first = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    axes = _per_element_axes(rest.get("axis"), x.ndim)
+    if not axes:
+        raise Unsupported(f"{name} over no axis")
+    batched = {**rest, "axis": [a + 1 for a in axes]}
+    dtype = getattr(x.example, "dtype", None)
+    if name == "reduce_sum" and not rest.get("keepdims") and dtype is not None and dtype.kind == "f":
+        # The op is np.sum(..., dtype=x.dtype) over the sorted axes.
+        shifted = tuple(sorted(a + 1 for a in set(axes)))
+        return graph.value(name, lambda run, v: np.sum(v, axis=shifted, dtype=dtype), (x,), example)
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example)
+
+
+def _reshape(graph: Graph, name: str, fn: Callable, x: Tracer, shape: Any) -> Tracer:
+    _no_tracers(name, shape)
+    target = [int(s) for s in np.asarray(shape).reshape(-1).tolist()]
+    example = untraced(fn, x.example, target)
+    if isinstance(x.example, (np.ndarray, np.generic)):
+        # The op's checks passed on the example, whose shape every row has: numpy's reshape.
+        shape = tuple(np.shape(example))
+        return graph.value(name, lambda run, v: v.reshape((run.n, *shape)), (x,), example)
+    return graph.value(name, lambda run, v: fn(v, [run.n, *target]), (x,), example)
+
+
+def _reshape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    return _reshape(graph, name, lambda v, s: fn(v, s), x, rest["shape"])
+
+
+def _expand_dims_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    axis = int(rest["axis"])
+    axis = axis + x.ndim + 1 if axis < 0 else axis
+    return graph.value(name, lambda run, v: fn(v, axis + 1), (x,), example)
+
+
+def _squeeze_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    axis = rest.get("axis")
+    axes = (
+        [i for i, s in enumerate(x.shape) if s == 1]
+        if axis is None
+        else list(_per_element_axes(axis, x.ndim))
+    )
+    batched = [a + 1 for a in axes]
+    return graph.value(name, lambda run, v: fn(v, batched) if batched else v, (x,), example)
+
+
+def _join_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    bound = _bind(fn, args, kwargs)
+    values = bound.pop("values")
+    _no_tracers(name, bound)
+    if not isinstance(values, (list, tuple)) or not any(isinstance(v, Tracer) for v in values):
+        raise Unsupported(f"{name} of values that are not a list holding traced values")
+    items = list(values)
+    example = untraced(fn, [v.example if isinstance(v, Tracer) else v for v in items], **bound)
+    rank = np.ndim(example)
+    axis = int(bound.get("axis", 0))
+    axis = axis % rank
+    traced = [i for i, v in enumerate(items) if isinstance(v, Tracer)]
+    rest = {k: v for k, v in bound.items() if k != "axis"}
+
+    dtypes = {getattr(v.example, "dtype", None) for v in items if isinstance(v, Tracer)}
+    if name == "concat" and len(traced) == len(items) > 1 and len(dtypes) == 1 and None not in dtypes:
+        # Tensors of one dtype whose shapes the op accepted: numpy's concatenate, as the op runs.
+        return graph.value(
+            name, lambda run_, *batched: np.concatenate(batched, axis=axis + 1), tuple(items), example
+        )
+
+    def run(run_: Run, *batched: Any) -> Any:
+        call = [
+            None if i in traced else np.broadcast_to(v, (run_.n, *np.shape(v))) for i, v in enumerate(items)
+        ]
+        for i, value in zip(traced, batched):
+            call[i] = value
+        return fn(call, axis + 1, **rest)
+
+    return graph.value(name, run, tuple(items[i] for i in traced), example)
+
+
+def _one_hot_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    axis = rest.get("axis")
+    batched = dict(rest)
+    if axis is not None and int(axis) != -1:
+        batched["axis"] = int(axis) + 1
+    plain = {k: v for k, v in rest.items() if v is not None and k != "name"}
+    if set(plain) == {"depth"} and type(plain["depth"]) is int and axis in (None, -1):
+        # Defaults: float32 ones where the index equals the position, zeros elsewhere (as the op).
+        positions = np.arange(plain["depth"])
+        return graph.value(name, lambda run, v: (v[..., None] == positions).astype(np.float32), (x,), example)
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example)
+
+
+def _shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    # Per-element shapes are static in a trace (each batch's input shapes are checked against it).
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    return untraced(fn, x.example, **rest)
+
+
+def _image_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.ndim != 3:
+        raise Unsupported(f"{name} of a value of rank {x.ndim} (an image of rank 3 is vectorised)")
+    example = untraced(fn, x.example, **rest)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example)
+
+
+def _scalar_bytes_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.ndim != 0:
+        raise Unsupported(f"{name} of a value of rank {x.ndim}")
+    example = untraced(fn, x.example, **rest)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example)
+
+
+def _parse_single_example_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    from ..io.example import parse_example  # noqa: PLC0415 (io is loaded by then: fn is its op)
+
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    features = rest["features"]
+    if rest.get("example_names") is not None:
+        raise Unsupported(f"{name} with example_names")
+    if not isinstance(features, dict) or not all(type(s) is FixedLenFeature for s in features.values()):
+        raise Unsupported(f"{name} with features other than FixedLenFeature (their values vary in length)")
+    if x.ndim != 0:
+        raise Unsupported(f"{name} of a value of rank {x.ndim}")
+    example = untraced(fn, x.example, features)
+    parsed = graph.value(name, lambda run, v: parse_example(v, features), (x,), example)
+    return {key: graph.value(name, lambda run, d, k=key: d[k], (parsed,), example[key]) for key in example}
+
+
+def _random_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """A random op: each element draws from its own generator, in program order (per row, as the
+    per-element run draws), so the values are the per-element ones."""
+    if not graph.seeded:
+        raise Unsupported(f"{name} in a map without seed= (its draws would be ordered across elements)")
+    bound = _bind(fn, args, kwargs)
+    if bound.get("seed") is not None:
+        raise Unsupported(f"{name} with seed= inside a seeded map")
+    uses_rng = bound.get("rng") is RNG
+    traced = [k for k, v in bound.items() if isinstance(v, Tracer)]
+    if len(traced) > 1:
+        raise Unsupported(f"{name} with more than one traced argument")
+    for k, v in bound.items():
+        if k not in traced and k != "rng":
+            _no_tracers(name, v)
+    key = traced[0] if traced else None
+    stand_in = np.random.default_rng(0)
+
+    def one(rng: np.random.Generator, value: Any) -> Any:
+        call = dict(bound)
+        if key is not None:
+            call[key] = value
+        if uses_rng:
+            call["rng"] = rng
+            return fn(**call)
+        token = ELEMENT_RNG.set(rng)
+        try:
+            return fn(**call)
+        finally:
+            ELEMENT_RNG.reset(token)
+
+    example = untraced(one, stand_in, bound[key].example if key is not None else None)
+    graph.random = True
+
+    if key is None:
+
+        def run(run_: Run) -> Any:
+            return np.stack([one(rng, None) for rng in run_.rngs()])
+
+        return graph.value(name, run, (), example)
+
+    def run_rows(run_: Run, batched: Any) -> Any:
+        return np.stack([one(rng, row) for rng, row in zip(run_.rngs(), batched)])
+
+    return graph.value(name, run_rows, (bound[key],), example)
+
+
+def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    bound = _bind(fn, args, kwargs)
+    image = bound.get("image")
+    if not graph.seeded or bound.get("rng") is not RNG or bound.get("seed") is not None:
+        raise Unsupported(f"{name} without the map's rng= (map(f, seed=S) passes one)")
+    if not isinstance(image, Tracer) or image.ndim != 3:
+        raise Unsupported(f"{name} of a value that is not one traced image")
+    example = untraced(fn, image.example, rng=np.random.default_rng(0))
+    graph.random = True
+
+    def run(run_: Run, batch: np.ndarray) -> np.ndarray:
+        # The per-element op draws one random() per image: the same draw from each element's stream.
+        chosen = np.flatnonzero(np.array([rng.random() for rng in run_.rngs()]) < 0.5)
+        out = batch.copy()
+        if chosen.size:
+            out[chosen] = batch[chosen, :, ::-1]
+        return out
+
+    return graph.value(name, run, (image,), example)
+
+
+_ELEMENTWISE = (
+    "add subtract multiply truediv divide floordiv floormod pow maximum minimum squared_difference equal "
+    "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor logical_not abs "
+    "negative sign square sqrt rsqrt exp log log1p tanh sigmoid floor ceil round cast clip_by_value "
+    "image.convert_image_dtype"
+)
+_REDUCE = "reduce_sum reduce_prod reduce_mean reduce_max reduce_min reduce_any reduce_all"
+
+RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
+    **dict.fromkeys(_ELEMENTWISE.split(), _elementwise_rule),
+    **dict.fromkeys(_REDUCE.split(), _reduce_rule),
+    "reshape": _reshape_rule,
+    "expand_dims": _expand_dims_rule,
+    "squeeze": _squeeze_rule,
+    "concat": _join_rule,
+    "stack": _join_rule,
+    "one_hot": _one_hot_rule,
+    "shape": _shape_rule,
+    "io.parse_single_example": _parse_single_example_rule,
+    "io.decode_raw": _scalar_bytes_rule,
+    "image.flip_left_right": _image_rule,
+    "image.random_flip_left_right": _random_flip_rule,
+    "image.random_crop": _random_rule,
+    "random.uniform": _random_rule,
+    "random.normal": _random_rule,
+}
+"""Each traced op's batching rule, by the name its ``@traceable`` gives."""
+
+
+# --- tracing a map function -------------------------------------------------------------------------
+def _leaf_signature(leaf: Any) -> tuple:
+    if type(leaf) is bytes:
+        return ("bytes", ())
+    if isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype.kind not in "OUSV":
+        return (leaf.dtype.str, leaf.shape)
+    raise Unsupported(f"an input component of type {type(leaf).__name__}")
+
+
+def _batched_signature(leaf: Any) -> tuple | None:
+    if not isinstance(leaf, np.ndarray) or leaf.ndim == 0:
+        return None
+    if leaf.dtype == object:
+        return ("bytes", leaf.shape[1:])
+    return (leaf.dtype.str, leaf.shape[1:])
+
+
+@dataclass
+class Traced:
+    """``fn`` traced on one element's structure: the graph, and how to run it on a stacked batch."""
+
+    graph: Graph
+    structure: Any  # the element, for packing inputs
+    signature: list[tuple]
+    outputs: Any  # the output structure with value numbers at its leaves
+    failed: str | None = None  # set when the first-batch check found a difference
+    failed_op: str = "the output"  # the op the last failed call stopped at
+    checked: bool = False  # the first batch was compared with the per-element results
+
+    def run(self, batched: Any, keys: list[tuple[int, int, int, int]] | None) -> Any:
+        leaves = flatten(batched)
+        n = len(leaves[0])
+        env = list(leaves)
+        run = Run(n, keys)
+        step = None
+        try:
+            with np.errstate(all="ignore"):  # the tf ops compute so (numpy kernels run bare here)
+                for step in self.graph.steps:
+                    env.append(step.fn(run, *[env[i] for i in step.args]))
+        except Exception:
+            self.failed_op = step.name if step else "?"
+            raise
+        out = []
+        for index in flatten(self.outputs):
+            value = env[index]
+            if not isinstance(value, np.ndarray) or value.shape[:1] != (n,):
+                raise Unsupported(f"an output that is not a batch of {n} values")
+            out.append(np.ascontiguousarray(value))
+        return pack_as(self.outputs, out) if isinstance(self.outputs, (tuple, dict)) else out[0]
+
+    def accepts(self, batched: Any) -> bool:
+        leaves = flatten(batched)
+        return len(leaves) == len(self.signature) and all(
+            _batched_signature(leaf) == sig for leaf, sig in zip(leaves, self.signature)
+        )
+
+    def op_of(self, index: int) -> str:
+        return "input" if index < self.graph.n_inputs else self.graph.steps[index - self.graph.n_inputs].name
+
+
+def trace(fn: Callable, element: Any, seeded: bool) -> Traced:
+    """Trace ``fn`` on ``element``'s structure (``element`` gives the per-element shapes and the
+    example values ops are run on to learn theirs); raises :class:`Unsupported` saying why not."""
+    leaves = flatten(element)
+    if not leaves:
+        raise Unsupported("an element without components")
+    if not isinstance(element, (tuple, dict)) and len(leaves) != 1:
+        raise Unsupported(f"an element of type {type(element).__name__}")
+    signature = [_leaf_signature(leaf) for leaf in leaves]
+    graph = Graph(seeded, n_inputs=len(leaves))
+    inputs = [Tracer(graph, i, leaf, "input") for i, leaf in enumerate(leaves)]
+    packed = pack_as(element, inputs) if isinstance(element, (tuple, dict)) else inputs[0]
+    token = TRACING.set(graph)
+    rng_token = ELEMENT_RNG.set(RNG) if seeded else None  # type: ignore[arg-type]
+    try:
+        if seeded:
+            out = fn(*packed, rng=RNG) if type(packed) is tuple else fn(packed, rng=RNG)
+        else:
+            out = fn(*packed) if type(packed) is tuple else fn(packed)
+    except Unsupported as exc:
+        op = _library_op(exc.__traceback__)
+        if op is not None and "no batching rule" not in str(exc):
+            raise Unsupported(f"{op} has no batching rule ({exc})") from exc
+        raise
+    except Exception as exc:
+        raise Unsupported(f"tracing raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        if rng_token is not None:
+            ELEMENT_RNG.reset(rng_token)
+        TRACING.reset(token)
+    if type(out) in CONVERTED:
+        raise Unsupported(f"the function returns a {type(out).__name__}")
+    if not isinstance(out, (tuple, dict, Tracer)) or (isinstance(out, tuple) and hasattr(out, "_fields")):
+        raise Unsupported(f"the function returns a {type(out).__name__}, not traced values")
+    out_leaves = flatten(out)
+    for leaf in out_leaves:
+        if not isinstance(leaf, Tracer) or leaf.graph is not graph:
+            raise Unsupported(f"an output of type {type(leaf).__name__} (not computed from the element)")
+    if not graph.tf_ops:
+        # Code written for tf.data calls TF ops, and runs its Python once, at the trace. A function with
+        # none (numpy operators at most) is headrace's own per-element Python, whose side effects (a
+        # sleep, a counter, a read) must run for every element: it stays per element.
+        raise Unsupported("the function calls no TF op (headrace.cast, headrace.io.parse_single_example ...)")
+    numbers = [leaf.index for leaf in out_leaves]
+    outputs = pack_as(out, numbers) if isinstance(out, (tuple, dict)) else numbers[0]
+    batched_signature = [(s[0], s[1]) if s[0] != "bytes" else ("bytes", ()) for s in signature]
+    return Traced(graph, element, batched_signature, outputs)
+
+
+_PACKAGE = str(Path(__file__).parent.parent)
+_OWN = (__file__, str(Path(__file__).parent.parent / "core" / "trace_hook.py"))
+
+
+def _library_op(tb: Any) -> str | None:
+    """The headrace function the user's code called when a tracer was refused (e.g. ``tile``)."""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith(_PACKAGE) and code.co_filename not in _OWN:
+            return code.co_name
+        tb = tb.tb_next
+    return None
+
+
+def trace_map(map_node: MapNode, element: Any) -> Traced | str:
+    """``map_node``'s function traced on ``element``'s structure, or why its map stays per element."""
+    try:
+        return trace(map_node.map_func, element, map_node.seed is not None)
+    except Unsupported as exc:
+        logger.debug("%r stays per element: %s", map_node, exc)
+        return str(exc)
+
+
+# --- comparing results ------------------------------------------------------------------------------
+def difference(vectorised: Any, reference: Any, path: str = "") -> str | None:
+    """Where ``vectorised`` differs from ``reference`` (structure, dtype, shape or values), or None."""
+    if isinstance(reference, (tuple, dict)) or isinstance(vectorised, (tuple, dict)):
+        if type(vectorised) is not type(reference):
+            return (
+                f"{path or 'the element'} is a {type(vectorised).__name__}, not a {type(reference).__name__}"
+            )
+        if isinstance(reference, dict):
+            if list(vectorised) != list(reference):
+                return f"{path or 'the element'} has keys {list(vectorised)}, not {list(reference)}"
+            pairs = [(f"{path}[{k!r}]", vectorised[k], reference[k]) for k in reference]
+        else:
+            if len(vectorised) != len(reference):
+                return f"{path or 'the element'} has {len(vectorised)} components, not {len(reference)}"
+            pairs = [(f"{path}[{i}]", v, r) for i, (v, r) in enumerate(zip(vectorised, reference))]
+        for where, v, r in pairs:
+            found = difference(v, r, where)
+            if found:
+                return found
+        return None
+    where = path or "the element"
+    if not isinstance(vectorised, np.ndarray) or not isinstance(reference, np.ndarray):
+        return f"{where} is a {type(vectorised).__name__}, not a {type(reference).__name__}"
+    if vectorised.dtype != reference.dtype:
+        return f"{where} has dtype {vectorised.dtype}, not {reference.dtype}"
+    if vectorised.shape != reference.shape:
+        return f"{where} has shape {vectorised.shape}, not {reference.shape}"
+    equal_nan = vectorised.dtype.kind in "fc"
+    if not np.array_equal(vectorised, reference, equal_nan=equal_nan):
+        return f"{where} has other values"
+    return None
+
+
+def _first_differing_output(traced: Traced, vectorised: Any, reference: Any) -> tuple[str, str]:
+    message = difference(vectorised, reference) or "the element differs"
+    numbers = flatten(traced.outputs)
+    values, expected = flatten(vectorised), flatten(reference)
+    op = "the output"
+    for number, v, r in zip(numbers, values, expected):
+        if difference(v, r):
+            op = traced.op_of(number)
+            break
+    return op, message
+
+
+# --- the stage ---------------------------------------------------------------------------------------
+class VectorizedBatchNode(BatchNode):
+    """``batch(n)`` after a ``map`` whose function may trace: decided at the first batch, it runs as one
+    call of the traced function per batch. The plan keeps ``batch`` over ``map`` (its signature and
+    checkpoints are the per-element pipeline's)."""
+
+    def decision(self) -> Traced | str | None:
+        """The traced function, why the map stays per element, or None before the first batch."""
+        return derived(self).get("vectorized")
+
+    def decide(self, element: Any) -> Traced | str:
+        cache = derived(self)
+        if "vectorized" not in cache:
+            cache["vectorized"] = trace_map(cast(MapNode, self.parents[0]), element)
+        return cache["vectorized"]
+
+    def runs_per_element(self) -> bool:
+        decision = self.decision()
+        return isinstance(decision, str) or (decision is not None and decision.failed is not None)
+
+    def iterator(self, ctx: Context) -> NodeIterator:  # type: ignore[override]
+        map_node = self.parents[0]
+        if ctx.probe or not isinstance(map_node, MapNode) or self.runs_per_element():
+            return super().iterator(ctx)
+        parent = map_node.parents[0].iterator(ctx)
+        iteration = ctx.iteration_of(map_node) if map_node.seed is not None else 0
+        map_iterator = MapIterator(map_node, parent, iteration)
+        return VectorizedMapIterator(self, ctx, map_iterator, BatchIterator(self, map_iterator))
+
+    def explain_line(self) -> str:
+        map_node = self.parents[0]
+        decision = self.decision()
+        if decision is None:
+            return f"- {map_node!r}: vectorised if its function traces (decided at the first batch)"
+        if isinstance(decision, str):
+            return f"- {map_node!r}: per element, {decision}"
+        if decision.failed is not None:
+            return f"- {map_node!r}: per element, its first batch differed at {decision.failed}"
+        ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
+        return f"- {map_node!r}: vectorised, one traced call per batch ({ops})"
+
+
+def vectorize_batch(batch: BatchNode, parent: Node) -> Node | None:
+    """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces."""
+    if not isinstance(parent, MapNode) or parent.batch_safe():
+        return None
+    node = object.__new__(VectorizedBatchNode)
+    node.__dict__.update(batch.__dict__)
+    node.__dict__.pop("_derived", None)
+    node.parents = (parent,)
+    return node
+
+
+class VectorizedMapIterator(NodeIterator):
+    """``batch`` over ``map``, run as batch plus one traced call; the per-element iterators keep the
+    state (checkpoints are theirs) and compute any batch the traced call cannot take."""
+
+    def __init__(self, node: VectorizedBatchNode, ctx: Context, map_iterator: Any, batch_iterator: Any):
+        # The map's iterator is this stage's input (counters and close walk it); the batch iterator over
+        # it is this stage's own per-element path.
+        super().__init__(node, map_iterator)
+        self.ctx = ctx
+        self.map_iterator, self.batch_iterator = map_iterator, batch_iterator
+        self.delegate: NodeIterator | None = None  # the per-element stages, once the map runs per element
+
+    def _per_element(self, elements: list, error: BaseException | None = None) -> Any:
+        # The inputs go back to the map as pending (as after an error inside a chunk), so the
+        # per-element stages compute them: same values, same errors naming the element.
+        m = self.map_iterator
+        first = m.position - len(elements)
+        m.pending = [(first + i, False, e) for i, e in enumerate(elements)] + m.pending
+        if error is not None:
+            raise error
+        out = next(self.batch_iterator)
+        self.produced = self.batch_iterator.produced
+        return out
+
+    def _go_per_element(self, elements: list | None = None) -> None:
+        """From now on ``batch`` over the map as it runs unvectorised (parallel when it is); ``elements``,
+        the inputs just taken, are computed first."""
+        b, m = self.batch_iterator, self.map_iterator
+        node = self.node.parents[0]
+        workers = resolve_parallelism(node.num_parallel_calls, node.executor)
+        if workers is None or m.pending or b.partial:
+            if elements:
+                first = m.position - len(elements)
+                m.pending = [(first + i, False, e) for i, e in enumerate(elements)] + m.pending
+            self.delegate = b
+            return
+        from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (as MapNode.iterator)
+
+        options = self.ctx.options
+        deterministic = options.deterministic if node.deterministic is None else node.deterministic
+        parallel = ParallelMapIterator(
+            node,
+            m.parent,
+            workers=workers,
+            deterministic=deterministic,
+            executor=node.executor,
+            iteration=m.iteration,
+        )
+        first = m.position - len(elements or ())
+        parallel.start_at(m.position, m.epoch, m.produced, list(enumerate(elements or (), start=first)))
+        batch = BatchIterator(self.node, parallel)
+        batch.produced = b.produced
+        self.inputs = [parallel]
+        self.delegate = batch
+
+    def __next__(self) -> Any:
+        if self.delegate is not None:
+            out = next(self.delegate)
+            self.produced = self.delegate.produced
+            return out
+        b, m = self.batch_iterator, self.map_iterator
+        if b.partial or m.pending or hasattr(m, "_deferred_error"):
+            out = next(b)
+            self.produced = b.produced
+            return out
+        size = self.node.batch_size
+        elements: list = []
+        try:
+            while len(elements) < size:
+                chunk = m.parent.next_chunk(size - len(elements))
+                m.position += len(chunk)
+                elements.extend(chunk)
+        except StopIteration:
+            pass
+        except BaseException as exc:
+            if elements:
+                self._per_element(elements, exc)
+            raise
+        if not elements:
+            raise StopIteration
+        traced = self.node.decide(elements[0])
+        if isinstance(traced, str) or traced.failed is not None:
+            self._go_per_element(elements)
+            return next(self)
+        if self.node.drop_remainder and len(elements) < size:
+            return self._per_element(elements)  # the map computes them and batch drops them, as per element
+        first = m.position - len(elements)
+        keys = None
+        if m.seed is not None:
+            keys = [(m.seed, m.iteration, m.epoch, first + i) for i in range(len(elements))]
+        try:
+            batched = stack(elements)
+        except Exception:  # inputs of different shapes: the per-element run batches (or refuses) them
+            return self._per_element(elements)
+        if not traced.accepts(batched):  # inputs of other shapes than the traced ones
+            return self._per_element(elements)
+        try:
+            out = traced.run(batched, keys)
+        except Exception as exc:
+            # An element the op refuses: the per-element run raises its error, naming the element.
+            logger.debug("%r: a batch computed per element (%s)", self.node, exc)
+            out = self._per_element(elements)
+            # It did not raise: the vectorised call is wrong where the per-element one is not.
+            self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            return out
+        if not traced.checked:  # once per pipeline, as a trace is made once
+            traced.checked = True
+            try:
+                reference = self._reference(elements, keys, b.produced * size)
+            except Exception:
+                return self._per_element(elements)
+            if difference(out, reference) is not None:
+                op, message = _first_differing_output(traced, out, reference)
+                m.produced += len(elements)
+                b.produced += 1
+                self.produced = b.produced
+                self._differs(traced, op, message)
+                return reference
+        m.produced += len(elements)
+        b.produced += 1
+        self.produced = b.produced
+        return out
+
+    def _differs(self, traced: Traced, op: str, message: str) -> None:
+        """The vectorised call differs from the per-element one: per element from now on, one warning."""
+        if traced.failed is None:
+            traced.failed = f"op {op} ({message})"
+            warnings.warn(
+                f"{self.node.parents[0]!r} runs per element: its vectorised call differs from the "
+                f"per-element one at op {op} ({message}); "
+                "Options().experimental_optimization.map_vectorization = False silences this",
+                VectorizationWarning,
+                stacklevel=user_stacklevel(),
+            )
+        self._go_per_element()
+
+    def _reference(self, elements: list, keys: list | None, first_index: int) -> Any:
+        fn = self.map_iterator.fn
+        outs = []
+        for i, element in enumerate(elements):
+            value = apply(fn, element, keys[i] if keys is not None else None)
+            outs.append(tf_result(value) if type(value) in CONVERTED else value)
+        return stack(outs, first_index=first_index)
+
+    def _current(self) -> Any:
+        return self.delegate if self.delegate is not None else self.batch_iterator
+
+    @property
+    def partial(self) -> list:
+        """The elements of a batch gathered so far (as ``batch``'s iterator has them)."""
+        return self._current().partial
+
+    def seek_forward(self, n: int) -> int | None:
+        current = self._current()
+        skipped = current.seek_forward(n)
+        self.produced = current.produced
+        return skipped
+
+    def reset(self) -> None:
+        self._current().reset()
+
+    def get_state(self) -> dict:
+        return self._current().get_state()
+
+    def set_state(self, state: dict) -> None:
+        current = self._current()
+        current.set_state(state)
+        self.produced = current.produced

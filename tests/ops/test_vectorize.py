@@ -1,0 +1,352 @@
+"""Vectorised maps (ops/vectorize.py): map(f).batch(n) as batch plus one traced call of f, with the
+per-element run's values, random draws, errors and checkpoints."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import headrace as tf
+from headrace.ops import vectorize
+from tests.helpers.checkpoint import check_checkpoints
+
+FEATURES = {
+    "x": tf.io.FixedLenFeature([3], tf.float32),
+    "y": tf.io.FixedLenFeature([], tf.int64),
+    "raw": tf.io.FixedLenFeature([], tf.string),
+}
+
+
+def records(n: int = 11) -> list[bytes]:
+    return [
+        tf.io.serialize_example(
+            {"x": [i, i + 0.5, -i], "y": i % 5, "raw": np.arange(4, dtype=np.uint8).tobytes() + bytes([i])}
+        )
+        for i in range(n)
+    ]
+
+
+def off(ds):
+    options = tf.data.Options()
+    options.experimental_optimization.map_vectorization = False
+    return ds.with_options(options)
+
+
+def assert_same(a, b):
+    assert type(a) is type(b)
+    if isinstance(a, dict):
+        assert list(a) == list(b)
+        for key in a:
+            assert_same(a[key], b[key])
+    elif isinstance(a, tuple):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            assert_same(x, y)
+    else:
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def check(ds, vectorised: bool = True, reference=None):
+    """``ds`` gives the per-element run's batches (``reference``, a fresh copy of ``ds`` for seeded
+    maps, whose iterations draw anew); returns them, and the explain() text."""
+    assert "decided at the first batch" in ds.explain()
+    got, expected = list(ds), list(off(ds if reference is None else reference))
+    text = ds.explain()
+    assert ("vectorised, one traced call per batch" in text) is vectorised, text
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    return got, text
+
+
+class Counted:
+    def __init__(self, fn):
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.fn(*args, **kwargs)
+
+
+def tabular(r):
+    d = tf.io.parse_single_example(r, FEATURES)
+    x = tf.cast(d["x"], tf.float64) * 2.0 + 1
+    return {
+        "x": tf.clip_by_value(x, 0.0, 10.0),
+        "y": tf.one_hot(d["y"], 5),
+        "s": tf.reduce_sum(x, axis=0),
+        "raw": tf.io.decode_raw(d["raw"], tf.uint8),
+    }
+
+
+@pytest.mark.parametrize("drop", [False, True])
+@pytest.mark.parametrize("parallel", [None, 2, tf.data.AUTOTUNE])
+def test_parse_pipeline_runs_vectorised_with_per_element_values(drop, parallel):
+    fn = Counted(tabular)
+    ds = tf.data.Dataset.from_tensor_slices(records(23)).map(fn, num_parallel_calls=parallel).batch(4, drop)
+    got, _ = check(ds)
+    assert len(got) == (5 if drop else 6)
+    # The trace and the check of the first batch happen once per pipeline: a second iteration calls
+    # the function only on a dropped remainder (the per-element run computes it, batch drops it).
+    calls_before = fn.calls
+    list(ds)
+    assert fn.calls - calls_before == (23 % 4 if drop else 0)
+
+
+def test_explain_names_the_ops_and_the_option_turns_it_off():
+    ds = tf.data.Dataset.from_tensor_slices(records()).map(tabular).batch(4)
+    next(iter(ds))
+    text = ds.explain()
+    assert "io.parse_single_example" in text and "one_hot" in text
+    assert "vectorised" not in off(ds).explain()
+
+
+# --- every supported op against its per-element result ---------------------------------------------
+ARRAYS = st.sampled_from([np.float32, np.float64, np.int32, np.int64]).flatmap(
+    lambda dtype: st.lists(st.integers(1, 3), min_size=1, max_size=3).map(
+        lambda shape: np.arange(7 * int(np.prod(shape)), dtype=dtype).reshape(7, *shape) % 5 - 2
+    )
+)
+
+UNARY = {
+    "cast": lambda x: tf.cast(x, tf.float32),
+    "arithmetic": lambda x: tf.cast((x * 3 + 1) - x // 2 + x % 3 - x**2, tf.float64),
+    "tf_arithmetic": lambda x: tf.add(tf.multiply(x, 2), x),
+    "compare": lambda x: (x > 0, tf.equal(x, 1), tf.less_equal(x, 0)),
+    "maximum": lambda x: tf.maximum(x, 0),
+    "abs_neg": lambda x: (tf.abs(x), -x, abs(x)),
+    "clip": lambda x: tf.clip_by_value(x, -1, 1),
+    "reshape": lambda x: tf.reshape(x, [-1]),
+    "method_reshape": lambda x: tf.square(x.reshape(-1)),
+    "expand": lambda x: (tf.expand_dims(x, 0), tf.expand_dims(x, -1)),
+    "concat": lambda x: tf.concat([x, x], axis=0),
+    "concat_last": lambda x: tf.concat([x, x * 2], axis=-1),
+    "stack": lambda x: (tf.stack([x, x], axis=0), tf.stack([x, x], axis=-1)),
+    "reduce": lambda x: (tf.reduce_sum(x), tf.reduce_max(x, axis=-1), tf.reduce_min(x, 0, keepdims=True)),
+    "reduce_mean": lambda x: tf.reduce_mean(tf.cast(x, tf.float64), axis=0),
+    "getitem": lambda x: (tf.cast(x[0], tf.float32), x[..., -1:]),
+    "astype": lambda x: tf.cast(x.astype(np.float64), tf.float32),
+    "shape": lambda x: tf.reshape(x, tf.shape(x)),
+    "float_math": lambda x: (
+        tf.sqrt(tf.abs(tf.cast(x, tf.float32))),
+        tf.exp(tf.cast(x, tf.float64) / 4),
+        tf.truediv(tf.cast(x, tf.float32), 3),
+        tf.subtract(1.0, tf.square(tf.cast(x, tf.float32))),
+        tf.negative(tf.floor(tf.cast(x, tf.float64) * 0.5)),
+    ),
+    "float_clip_sum": lambda x: (
+        tf.clip_by_value(tf.cast(x, tf.float32), -1.5, 1),
+        tf.clip_by_value(tf.cast(x, tf.float64) / 3, -0.9, 0.3),  # bounds converted through float32
+        tf.add(tf.cast(x, tf.float64), 1e-6),
+        tf.multiply(tf.cast(x, tf.float64), 0.1),
+        tf.reduce_sum(tf.cast(x, tf.float64), axis=-1),
+        tf.concat([tf.cast(x, tf.float32), tf.cast(x, tf.float32) + 1], axis=-1),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@settings(max_examples=8, deadline=None)
+@given(data=ARRAYS)
+def test_each_op_vectorised_equals_per_element(name, data):
+    ds = tf.data.Dataset.from_tensor_slices(data).map(UNARY[name]).batch(3)
+    check(ds)
+
+
+def test_one_hot_and_int_ops():
+    labels = np.array([0, 3, 1, 2, 4, 9, -1], np.int64)
+    check(tf.data.Dataset.from_tensor_slices(labels).map(lambda y: tf.one_hot(y, 5)).batch(3))
+    check(tf.data.Dataset.from_tensor_slices(labels).map(lambda y: tf.one_hot(y, 4, axis=0)).batch(3))
+
+
+def test_image_ops():
+    images = np.random.default_rng(0).integers(0, 255, (9, 4, 5, 3), dtype=np.uint8)
+
+    def fn(image):
+        image = tf.image.convert_image_dtype(image, tf.float32)
+        return tf.image.flip_left_right(image) * 2.0
+
+    check(tf.data.Dataset.from_tensor_slices(images).map(fn).batch(4))
+
+
+def test_tuple_elements_and_outputs():
+    xs = np.arange(12, dtype=np.float32).reshape(6, 2)
+    ys = np.arange(6, dtype=np.int64)
+    ds = (
+        tf.data.Dataset.from_tensor_slices((xs, ys))
+        .map(lambda x, y: (x * 2, tf.cast(y, tf.float32)))
+        .batch(4)
+    )
+    check(ds)
+
+
+def test_a_function_without_tf_ops_stays_per_element():
+    # headrace's own per-element Python (numpy operators, side effects) keeps running per element.
+    calls = []
+
+    def count(x):
+        calls.append(1)
+        return x * 2 + 1
+
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(8, dtype=np.int64)).map(count).batch(4)
+    _, text = check(ds, vectorised=False)
+    assert "calls no TF op" in text and len(calls) == 1 + 8 + 8  # the trace, then per element on and off
+
+
+def test_untraceable_parallel_map_goes_on_with_its_workers():
+    data = np.arange(40, dtype=np.int64).reshape(20, 2)
+    ds = tf.data.Dataset.from_tensor_slices(data).map(python_if, num_parallel_calls=2).batch(3)
+    it = iter(ds)
+    first = next(it)  # the first batch too is computed by the workers
+    assert first.tolist() == [python_if(row).tolist() for row in data[:3]]
+    root = it._root
+    assert type(root.delegate.parent).__name__ == "ParallelMapIterator"
+    assert root.delegate.parent.produced == 3 and root.map_iterator.produced == 0
+    rest = list(it)
+    assert np.array_equal(np.concatenate([first, *rest]), np.stack([python_if(row) for row in data]))
+    assert "per element, " in ds.explain()
+    # Later iterations build the parallel stages directly.
+    assert type(iter(ds)._root).__name__ == "BatchIterator"
+
+
+def test_untraceable_parallel_map_checkpoints_across_the_switch():
+    data = np.arange(40, dtype=np.int64).reshape(20, 2)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(data).map(python_if, num_parallel_calls=2).batch(3)
+
+    check_checkpoints(make, stride=2)
+
+
+def test_dict_elements():
+    data = {"a": np.arange(10, dtype=np.float32), "b": np.arange(20, dtype=np.int64).reshape(10, 2)}
+    ds = tf.data.Dataset.from_tensor_slices(data).map(lambda d: {"s": d["a"] * 2, "t": tf.reduce_max(d["b"])})
+    check(ds.batch(4))
+
+
+def test_fallback_is_silent_and_logged_at_debug_level(caplog):
+    data = np.arange(-9, 9, dtype=np.int64).reshape(9, 2)
+    ds = tf.data.Dataset.from_tensor_slices(data).map(python_if).batch(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with caplog.at_level("DEBUG", logger="headrace.vectorize"):
+            list(ds)
+    assert any("stays per element" in r.getMessage() and "bool()" in r.getMessage() for r in caplog.records)
+
+
+# --- random ops: each element's own stream ------------------------------------------------------------
+def random_fn(image, rng):
+    image = tf.image.random_flip_left_right(image, rng=rng)
+    image = tf.image.random_crop(image, (3, 3), rng=rng)
+    return image, tf.random.uniform([2]), tf.random.normal([])
+
+
+def test_random_ops_draw_as_the_per_element_run():
+    images = np.arange(10 * 5 * 6 * 2, dtype=np.float32).reshape(10, 5, 6, 2)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(images).map(random_fn, seed=7).batch(4)
+
+    ds = make()
+    got, _ = check(ds, reference=make())
+    again = list(ds)  # a new iteration draws anew, still as the per-element run does
+    assert not np.array_equal(got[0][1], again[0][1])
+
+
+def test_random_ops_without_seed_stay_per_element():
+    images = np.zeros((4, 5, 6, 2), np.float32)
+    ds = tf.data.Dataset.from_tensor_slices(images).map(lambda x: tf.random.uniform([2]) + 1).batch(2)
+    list(ds)
+    assert "per element, random.uniform in a map without seed=" in ds.explain()
+
+
+# --- fallbacks ----------------------------------------------------------------------------------------
+def python_if(x):
+    if tf.reduce_sum(x) > 0:
+        return x
+    return -x
+
+
+def unsupported_op(x):
+    return tf.tile(x, [2])
+
+
+def numpy_call(x):
+    return np.mean(x) + x
+
+
+@pytest.mark.parametrize(
+    "fn, reason",
+    [
+        (python_if, "bool()"),
+        (unsupported_op, "tile"),
+        (numpy_call, ""),
+        (lambda x: int(x[0]) + x, "int()"),
+        (lambda x: [x, x], "list"),
+    ],
+)
+def test_fallback_runs_per_element_and_explain_says_why(fn, reason):
+    data = np.arange(-9, 9, dtype=np.int64).reshape(9, 2)
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(4)
+    _, text = check(ds, vectorised=False)
+    assert "per element, " in text and reason in text
+
+
+def test_a_failing_element_raises_as_per_element():
+    bad = records(9)
+    bad[6] = b"not an example"
+    ds = tf.data.Dataset.from_tensor_slices(bad).map(tabular).batch(4)
+    errors = []
+    for variant in (ds, off(ds)):
+        it = iter(variant)
+        got = [next(it)]
+        with pytest.raises(Exception) as info:
+            got.append(next(it))
+        errors.append((type(info.value), str(info.value), len(got)))
+        got.extend(it)  # the batch completes after the failing element, as per element
+        errors.append([b["y"].tolist() for b in got])
+    assert errors[0] == errors[2] and errors[1] == errors[3]
+    assert "vectorised, one traced call" in ds.explain()
+
+
+def test_first_batch_difference_warns_once_naming_the_op(monkeypatch):
+    def wrong(graph, name, fn, args, kwargs):
+        return vectorize.elementwise(graph, name, lambda x, d: fn(x, d) + 1, args, kwargs)
+
+    monkeypatch.setitem(vectorize.RULES, "cast", wrong)
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.int32)).map(
+        lambda x: tf.cast(x, tf.float32)
+    )
+    ds = ds.batch(4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = list(ds) + list(ds)
+    messages = [str(w.message) for w in caught if issubclass(w.category, vectorize.VectorizationWarning)]
+    assert len(messages) == 1 and "op cast" in messages[0]
+    assert "per element, its first batch differed at op cast" in ds.explain()
+    assert [b.tolist() for b in got[:3]] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert [b.tolist() for b in got[3:]] == [b.tolist() for b in got[:3]]
+
+
+# --- checkpoints --------------------------------------------------------------------------------------
+def test_checkpoints_restore_exactly():
+    def make():
+        return tf.data.Dataset.from_tensor_slices(records(10)).map(tabular).batch(3)
+
+    check_checkpoints(make, stride=1)
+
+
+def test_seeded_checkpoints_restore_exactly_and_match_per_element_states():
+    images = np.arange(7 * 5 * 6 * 2, dtype=np.float32).reshape(7, 5, 6, 2)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(images).map(random_fn, seed=3).batch(2).repeat(2)
+
+    check_checkpoints(make, stride=2)
+    on, per_element = iter(make()), iter(off(make()))
+    for _ in range(3):
+        next(on), next(per_element)
+    assert on.get_state()["state"] == per_element.get_state()["state"]
