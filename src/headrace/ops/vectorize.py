@@ -30,6 +30,7 @@ from ..core.element_random import ELEMENT_RNG
 from ..core.errors import user_stacklevel
 from ..core.node import Context, Node, NodeIterator, derived
 from ..core.results import CONVERTED, tf_result
+from ..core.state import INPUT
 from ..core.structure import flatten, pack_as
 from ..core.trace_hook import TRACING
 from ..io.features import FixedLenFeature
@@ -892,7 +893,7 @@ class VectorizedMapIterator(NodeIterator):
         # per-element stages compute them: same values, same errors naming the element.
         m = self.map_iterator
         first = m.position - len(elements)
-        m.pending = [(first + i, False, e) for i, e in enumerate(elements)] + m.pending
+        m.owed.extendleft((first + i, INPUT, e) for i, e in reversed(list(enumerate(elements))))
         if error is not None:
             raise error
         out = next(self.batch_iterator)
@@ -905,10 +906,10 @@ class VectorizedMapIterator(NodeIterator):
         b, m = self.batch_iterator, self.map_iterator
         node = self.node.parents[0]
         workers = resolve_parallelism(node.num_parallel_calls, node.executor)
-        if workers is None or m.pending or b.partial:
+        if workers is None or m.owed or b.owed:
             if elements:
                 first = m.position - len(elements)
-                m.pending = [(first + i, False, e) for i, e in enumerate(elements)] + m.pending
+                m.owed.extendleft((first + i, INPUT, e) for i, e in reversed(list(enumerate(elements))))
             self.delegate = b
             return
         from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (as MapNode.iterator)
@@ -936,7 +937,7 @@ class VectorizedMapIterator(NodeIterator):
             self.produced = self.delegate.produced
             return out
         b, m = self.batch_iterator, self.map_iterator
-        if b.partial or m.pending or hasattr(m, "_deferred_error"):
+        if b.owed or m.owed:  # a batch gathered in part, inputs or an error held back: per element
             out = next(b)
             self.produced = b.produced
             return out
@@ -1021,11 +1022,6 @@ class VectorizedMapIterator(NodeIterator):
 
     def _current(self) -> Any:
         return self.delegate if self.delegate is not None else self.batch_iterator
-
-    @property
-    def partial(self) -> list:
-        """The elements of a batch gathered so far (as ``batch``'s iterator has them)."""
-        return self._current().partial
 
     def seek_forward(self, n: int) -> int | None:
         current = self._current()
