@@ -132,7 +132,10 @@ def test_namedtuples_come_back_as_namedtuples_after_a_checkpoint():
         next(it)
     it2 = iter(build())
     it2.set_state(json.loads(json.dumps(it.get_state())))
-    gathered = [value for _, _, value in it2.root.owed]  # the batch's elements owed so far
+    # The batch's elements owed so far (map+batch runs as one stage that decides at its first batch
+    # whether to vectorise; the per-element batch under it holds them).
+    batch = getattr(it2.root, "batch_iterator", it2.root)
+    gathered = [value for _, _, value in batch.owed]
     assert gathered and all(type(e) is Point for e in gathered)
 
 
