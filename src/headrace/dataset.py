@@ -18,6 +18,7 @@ from .core.node import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Node
 from .core.options import Options
 from .io import saved
 from .iterator import Iterator
+from .ops import vectorize as _vectorize  # noqa: F401 (registers the map+batch vectorisation rule)
 from .ops.assert_cardinality import AssertCardinalityNode
 from .ops.batch import BatchNode
 from .ops.bucket_by_sequence_length import BucketBySequenceLengthNode

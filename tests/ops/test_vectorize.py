@@ -1,6 +1,7 @@
 """Vectorised maps (ops/vectorize.py): map(f).batch(n) as batch plus one traced call of f, with the
 per-element run's values, random draws, errors and checkpoints."""
 
+import functools
 import warnings
 
 import numpy as np
@@ -192,8 +193,38 @@ def test_a_function_without_tf_ops_stays_per_element():
         return x * 2 + 1
 
     ds = tf.data.Dataset.from_tensor_slices(np.arange(8, dtype=np.int64)).map(count).batch(4)
+    text = ds.explain()
+    assert "decided at the first batch" not in text and "refers to no headrace op" in text, text
+    assert [list(b) for b in ds] == [[1, 3, 5, 7], [9, 11, 13, 15]]
+    assert len(calls) == 8  # no trace: its side effects run once per element, as written
+
+
+def test_a_candidate_that_calls_no_op_stays_per_element():
+    # It refers to headrace (a module), but the trace meets no op: per element, said at the first batch.
+    calls = []
+
+    def count(x):
+        calls.append(tf.int64)
+        return x * 2 + 1
+
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(8, dtype=np.int64)).map(count).batch(4)
     _, text = check(ds, vectorised=False)
     assert "calls no TF op" in text and len(calls) == 1 + 8 + 8  # the trace, then per element on and off
+
+
+def test_the_candidate_check_looks_through_helpers_partials_and_closures():
+    from headrace.ops.vectorize import may_call_ops
+
+    def helper(x):
+        return tf.cast(x, "float32")
+
+    def uses_helper(x):
+        return helper(x) + 1
+
+    cast = tf.cast
+    assert may_call_ops(uses_helper) and may_call_ops(functools.partial(uses_helper))
+    assert may_call_ops(lambda x: cast(x, "int32"))  # a closure cell holding an op
+    assert not may_call_ops(lambda x: np.asarray(x) * 2) and not may_call_ops(len)
 
 
 def test_untraceable_parallel_map_goes_on_with_its_workers():
@@ -275,7 +306,7 @@ def unsupported_op(x):
 
 
 def numpy_call(x):
-    return np.mean(x) + x
+    return np.mean(tf.cast(x, "float64")) + x
 
 
 @pytest.mark.parametrize(
@@ -284,8 +315,8 @@ def numpy_call(x):
         (python_if, "bool()"),
         (unsupported_op, "tile"),
         (numpy_call, ""),
-        (lambda x: int(x[0]) + x, "int()"),
-        (lambda x: [x, x], "list"),
+        (lambda x: int(x[0]) + tf.cast(x, "int64"), "int()"),
+        (lambda x: [tf.cast(x, "int64"), x], "list"),
     ],
 )
 def test_fallback_runs_per_element_and_explain_says_why(fn, reason):

@@ -39,6 +39,7 @@ from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .naming import without_locations
 from .options import Options
 from .state import ERROR, NO_INPUT, OUTPUT, Field, StateFields, restore_fields, save_fields
+from .trace_hook import VECTORIZERS
 
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
@@ -408,10 +409,12 @@ class Node:
         batch after it may move before it (a map of a ``@batch_safe`` function)."""
         return False
 
-    def vectorized_with(self, parent: Node) -> Node | None:
+    def vectorized_with(self, parent: Node) -> Node | str | None:
         """This stage with ``parent`` as one stage that may run vectorised (``map(f).batch(n)`` with
-        ``f`` traced at the first batch), or None (default)."""
-        return None
+        ``f`` traced at the first batch); a line for ``explain()`` saying why ``parent`` stays per
+        element; or None (default; see ``core/trace_hook.VECTORIZERS``)."""
+        rule = VECTORIZERS.get(self.op)
+        return None if rule is None else rule(self, parent)
 
     def explain_line(self) -> str | None:
         """What ``explain()`` says about how this stage runs, decided at iteration (a vectorised map),

@@ -19,6 +19,11 @@ class Recorder(Protocol):
 
 TRACING: ContextVar[Recorder | None] = ContextVar("headrace_tracing", default=None)
 
+#: op name -> ``rule(node, parent)``: the stage and its parent as one stage that may run vectorised,
+#: or None. ``ops/vectorize.py`` registers batch's (``map(f).batch(n)``); ``Node.vectorized_with``
+#: reads it, so the op modules never import the tracer (and the tracer imports them).
+VECTORIZERS: dict[str, Callable[[Any, Any], Any]] = {}
+
 F = TypeVar("F", bound=Callable)
 
 

@@ -71,12 +71,6 @@ class BatchNode(Node):
             return None
         return parent.with_parents(self.with_parents(parent.parents[0]))
 
-    def vectorized_with(self, parent: Node) -> Node | None:
-        # batch(n) of a map whose function traces: one vectorised call per batch (ops/vectorize.py).
-        from .vectorize import vectorize_batch  # noqa: PLC0415 (loads the tracer only for map+batch)
-
-        return vectorize_batch(self, parent)
-
     def describe_args(self) -> str:
         return f"{self.batch_size}, drop_remainder={self.drop_remainder}"
 

@@ -16,8 +16,10 @@ compared; a difference leaves the map per element for good, with one warning nam
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
+import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +34,7 @@ from ..core.node import Context, Node, NodeIterator, derived
 from ..core.results import CONVERTED, tf_result
 from ..core.state import INPUT
 from ..core.structure import flatten, pack_as
-from ..core.trace_hook import TRACING
+from ..core.trace_hook import TRACING, VECTORIZERS
 from ..io.features import FixedLenFeature
 from ..runtime.calls import apply, element_rng
 from ..runtime.defaults import resolve_parallelism
@@ -865,15 +867,77 @@ class VectorizedBatchNode(BatchNode):
         return f"- {map_node!r}: vectorised, one traced call per batch ({ops})"
 
 
-def vectorize_batch(batch: BatchNode, parent: Node) -> Node | None:
-    """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces."""
+def vectorize_batch(batch: BatchNode, parent: Node) -> Node | str | None:
+    """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces.
+    Only functions that may call an op with a batching rule are candidates (:func:`may_call_ops`):
+    a plain Python or numpy function keeps its map and batch stages as written."""
     if not isinstance(parent, MapNode) or parent.batch_safe():
         return None
+    if not may_call_ops(parent.map_func):
+        return f"- {parent!r}: per element, its function refers to no headrace op (nothing to trace)"
     node = object.__new__(VectorizedBatchNode)
     node.__dict__.update(batch.__dict__)
     node.__dict__.pop("_derived", None)
     node.parents = (parent,)
     return node
+
+
+def may_call_ops(fn: Any, depth: int = 3) -> bool:
+    """Whether ``fn`` refers to headrace (a module of it, or an op with a batching rule), directly or
+    through the functions it refers to (``depth`` deep): by global name, closure cell or default. A
+    cheap, conservative look at the code, before any element: tracing decides the rest."""
+    seen: set[int] = set()
+    todo: list[tuple[Any, int]] = [(fn, depth)]
+    while todo:
+        obj, left = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if getattr(obj, "__traced_op__", None) is not None:
+            return True
+        if isinstance(obj, types.ModuleType):
+            if obj.__name__ == "headrace" or obj.__name__.startswith("headrace."):
+                return True
+            continue
+        if isinstance(obj, functools.partial):
+            todo.append((obj.func, left))
+            continue
+        inner = getattr(obj, "fn", None)  # the map's own wrappers (WithoutRng) keep the function as .fn
+        if inner is not None and not isinstance(obj, types.FunctionType):
+            todo.append((inner, left))
+        if not isinstance(obj, types.FunctionType):
+            call = vars(type(obj)).get("__call__")  # a callable object: its class's method
+            if isinstance(call, types.FunctionType) and left > 0:
+                todo.append((call, left - 1))
+            continue
+        if left < 0:
+            continue
+        names: set[str] = set()
+        codes = [obj.__code__]
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        referred = [obj.__globals__[name] for name in names if name in obj.__globals__]
+        referred += [cell.cell_contents for cell in obj.__closure__ or () if _filled(cell)]
+        referred += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
+        for value in referred:
+            if isinstance(value, (types.ModuleType, functools.partial)) or hasattr(value, "__traced_op__"):
+                todo.append((value, left))
+            elif callable(value) and left > 0:
+                todo.append((value, left - 1))
+    return False
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (an empty cell raises)
+    except ValueError:
+        return False
+    return True
+
+
+VECTORIZERS["batch"] = vectorize_batch
 
 
 class VectorizedMapIterator(NodeIterator):

@@ -21,6 +21,7 @@ class Plan:
     logical: Node
     optimised: Node
     applied: list[str] = field(default_factory=list)
+    staying: list[str] = field(default_factory=list)  # maps before a batch that stay per element, and why
 
 
 def _has_parallel_stage(node: Node) -> bool:
@@ -40,6 +41,7 @@ def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | No
     if key in cache:
         return cache[key]
     applied: list[str] = []
+    staying: list[str] = []
     rewritten: dict[int, Node] = {}
 
     def visit(node: Node) -> Node:  # its parents are visited already (post order)
@@ -60,16 +62,16 @@ def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | No
         ):
             applied.append(f"- {parents[0]!r} moved after {node!r}: one call per batch (declared batch_safe)")
             out = swapped
-        elif (
-            settings.map_vectorization
-            and len(parents) == 1
-            and (vectorized := out.vectorized_with(parents[0])) is not None
-        ):
-            applied.append(
-                f"- {parents[0]!r} and {node!r} may run vectorised: batch, then one traced call of the "
-                "function per batch (see vectorised maps)"
-            )
-            out = vectorized
+        elif settings.map_vectorization and len(parents) == 1:
+            vectorized = out.vectorized_with(parents[0])
+            if isinstance(vectorized, str):
+                staying.append(vectorized)
+            elif vectorized is not None:
+                applied.append(
+                    f"- {parents[0]!r} and {node!r} may run vectorised: batch, then one traced call of the "
+                    "function per batch (see vectorised maps)"
+                )
+                out = vectorized
         rewritten[id(node)] = out
         return out
 
@@ -86,7 +88,7 @@ def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | No
         applied.append(
             "- prefetch(AUTOTUNE) added at the end: the pipeline's parallel stages overlap the training step"
         )
-    result = cache[key] = Plan(root, optimised, applied)
+    result = cache[key] = Plan(root, optimised, applied, staying)
     return result
 
 
@@ -99,6 +101,7 @@ def explain(root: Node, options: Options, prefetch: Callable[[Node], Node] | Non
     text += ["optimised plan (input first):", *("  " + line for line in lines(plan.optimised))]
     text += ["rewrites:", *(plan.applied or ["- none"])]
     vectorized = [line for node in plan.optimised.walk() if (line := node.explain_line()) is not None]
+    vectorized += plan.staying
     if vectorized:
         text += ["vectorised maps:", *vectorized]
     executors = executor_lines(plan.optimised)
