@@ -79,45 +79,6 @@ def py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True, name: st
     return numpy_function(func, inp, Tout, stateful)
 
 
-def random_uniform(
-    shape: Any,
-    minval: Any = 0,
-    maxval: Any = None,
-    dtype: Any = np.float32,
-    seed: Any = None,
-    name: Any = None,
-) -> Any:
-    from ..tfops.random import uniform  # noqa: PLC0415
-
-    return uniform(shape, minval, maxval, dtype, seed)
-
-
-def random_normal(
-    shape: Any,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
-    dtype: Any = np.float32,
-    seed: Any = None,
-    name: Any = None,
-) -> Any:
-    from ..tfops.random import normal  # noqa: PLC0415
-
-    return normal(shape, mean, stddev, dtype, seed)
-
-
-def truncated_normal(
-    shape: Any,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
-    dtype: Any = np.float32,
-    seed: Any = None,
-    name: Any = None,
-) -> Any:
-    from ..tfops.random import truncated_normal as _truncated  # noqa: PLC0415
-
-    return _truncated(shape, mean, stddev, dtype, seed)
-
-
 def random_shuffle(value: Any, seed: Any = None, name: Any = None) -> Any:
     from ..tfops.random import shuffle  # noqa: PLC0415
 
@@ -169,9 +130,17 @@ logging = types.SimpleNamespace(
 _IO_CLASSES = ("FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "SparseFeature")
 
 
+# TF1 names of ops whose arguments are TF2's (``tf.random_uniform`` is ``tf.random.uniform``).
+_RANDOM = {"random_uniform": "uniform", "random_normal": "normal", "truncated_normal": "truncated_normal"}
+
+
 def __getattr__(name: str) -> Any:
     import headrace  # noqa: PLC0415
 
+    if name in _RANDOM:
+        from ..tfops import random  # noqa: PLC0415
+
+        return getattr(random, _RANDOM[name])
     if name in _IO_CLASSES:
         from .. import io  # noqa: PLC0415
 
