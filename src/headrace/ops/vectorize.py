@@ -57,6 +57,8 @@ class _RngStandIn:
     """Stands for the element's generator while tracing (``rng=`` and ``ELEMENT_RNG``)."""
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # protocol probes (hasattr(x, "__wrapped__"), copy, pickle): not here
+            raise AttributeError(name)
         raise Unsupported(f"rng.{name} (a numpy Generator method) has no batching rule")
 
     def __repr__(self) -> str:
