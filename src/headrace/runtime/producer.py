@@ -20,8 +20,9 @@ the call that really took it.
 >>> producer = Producer(RangeNode(5).iterator(Context()), capacity=2, name="doctest")
 >>> [int(producer.get()[1]) for _ in range(3)]
 [0, 1, 2]
->>> producer.get_state()
-({'index': 3}, [])
+>>> state, ahead = producer.get_state()  # a snapshot, or the source's state plus values it is ahead by
+>>> state["index"] - len(ahead), [int(v) for v in ahead] in ([], [3])
+(3, True)
 >>> producer.shutdown()
 """
 
