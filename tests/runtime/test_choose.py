@@ -351,14 +351,17 @@ def _waits(x):
     return int(x)
 
 
+def _told_threads(monkeypatch, **measured):
+    """The probe says threads, with these measurements (no real timing)."""
+    choice = choose.Choice("thread", "told so", cpu_seconds=1e-5, **measured)
+    monkeypatch.setattr(choose, "probe", lambda fn, calls, workers, cpus, inputs=(), more=None: (choice, []))
+
+
 def test_a_trial_keeps_threads_when_they_win(monkeypatch):
     monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_SECONDS", 0.05)
     monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_ELEMENTS", 16)
 
-    def told_threads(fn, calls, workers, cpus, inputs=(), more=None):
-        return choose.Choice("thread", "told so", cpu_seconds=1e-5, wall_seconds=2e-3, gil_fraction=0.01), []
-
-    monkeypatch.setattr(choose, "probe", told_threads)
+    _told_threads(monkeypatch, wall_seconds=2e-3, gil_fraction=0.01)
     ds = hr.Dataset.range(200).map(_waits, num_parallel_calls=4)
     it = iter(ds)
     assert [int(x) for x in it] == list(range(200))
@@ -375,10 +378,7 @@ def test_threads_that_clearly_win_are_kept_without_trying_inline(monkeypatch):
     monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_ELEMENTS", 16)
     monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_CLEAR_WIN", 1e9)
 
-    def told_threads(fn, calls, workers, cpus, inputs=(), more=None):
-        return choose.Choice("thread", "told so", cpu_seconds=1e-5, wall_seconds=2e-3, gil_fraction=0.01), []
-
-    monkeypatch.setattr(choose, "probe", told_threads)
+    _told_threads(monkeypatch, wall_seconds=2e-3, gil_fraction=0.01)
     ds = hr.Dataset.range(300).map(_waits, num_parallel_calls=2)
     it = iter(ds)
     assert [int(x) for x in it] == list(range(300))
@@ -391,10 +391,7 @@ def test_threads_that_clearly_win_are_kept_without_trying_inline(monkeypatch):
 
 def test_the_autotuner_copes_with_a_map_that_went_inline(monkeypatch):
     # The tuner may be trying more workers on a stage when its trial keeps inline (no knob any more).
-    def told_threads(fn, calls, workers, cpus, inputs=(), more=None):
-        return choose.Choice("thread", "told so", cpu_seconds=1e-5, wall_seconds=1e-5, gil_fraction=1.0), []
-
-    monkeypatch.setattr(choose, "probe", told_threads)
+    _told_threads(monkeypatch, wall_seconds=1e-5, gil_fraction=1.0)
     monkeypatch.setattr("headrace.runtime.parallel_map.TRIAL_SECONDS", 0.3)
     ds = hr.Dataset.range(400_000).map(_cheap_python, num_parallel_calls=hr.AUTOTUNE).batch(64)
     it = iter(ds)

@@ -145,13 +145,12 @@ class Timing:
         return max(0, self.wall_ns - self.cpu_ns - self.delay_ns)
 
 
-def _run_delay_ns(native_id: int | None = None) -> int:
-    """Time this thread (or thread ``native_id`` of this process) sat runnable waiting for a core."""
+def _run_delay_ns() -> int:
+    """Time this thread sat runnable waiting for a core (another thread's: :func:`_task_clocks`)."""
     if not _has_schedstat:
         return 0
-    path = _SCHEDSTAT if native_id is None else f"/proc/self/task/{native_id}/schedstat"
     try:
-        with open(path, "rb") as f:
+        with open(_SCHEDSTAT, "rb") as f:
             return int(f.read().split()[1])
     except (OSError, IndexError, ValueError):
         return 0
