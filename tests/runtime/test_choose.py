@@ -238,8 +238,8 @@ def test_the_probe_gathers_its_elements_from_short_chunks():
     with iter(ds) as it:
         assert [int(x) for x in it] == [pure_python(i) for i in range(20)]
         reason = it.root.counters()["executor_reason"]
-    if hr.tune.budget.cpu_budget() > 1:  # 5 pairs, more where they disagreed (a busy machine)
-        assert re.search(r"over [5-7] pairs|median of [5-7] pairs", reason), reason
+    if hr.tune.budget.cpu_budget() > 1:  # 5 pairs, up to 9 where they disagreed (a busy machine)
+        assert re.search(r"over [5-9] pairs|median of [5-9] pairs", reason), reason
 
 
 # --- transport costs and the check after a switch (issue: AUTOTUNE chose processes at 0.43x serial) ------

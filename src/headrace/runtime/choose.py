@@ -157,12 +157,16 @@ def _run_delay_ns() -> int:
 
 
 def _clocks() -> tuple[int, int, int]:
-    return perf_ns(), thread_time_ns(), _run_delay_ns()
+    # The /proc read comes first here and last in _since: its own cost (tens of us in a VM) stays out
+    # of the call's wall and CPU time (it had measured a 60 us function at 150 us of CPU).
+    delay = _run_delay_ns()
+    return perf_ns(), thread_time_ns(), delay
 
 
 def _since(start: tuple[int, int, int]) -> Timing:
-    wall, cpu, delay = _clocks()
-    return Timing(wall - start[0], cpu - start[1], delay - start[2])
+    cpu = thread_time_ns()
+    wall = perf_ns()
+    return Timing(wall - start[0], cpu - start[1], _run_delay_ns() - start[2])
 
 
 def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
@@ -195,14 +199,19 @@ def transport_seconds(values: Sequence[Any]) -> float:
 def _python_threads_cpu_ns() -> int | None:
     """CPU time of every Python thread of this process (None where /proc does not say)."""
     total = 0
+    here = threading.current_thread()
     for thread in threading.enumerate():
+        if thread is here:
+            # /proc books a running thread's CPU late (at the next tick or switch); this clock is exact
+            # and process_time is too, so the difference is not mistaken for a native thread's CPU.
+            total += thread_time_ns()
+            continue
         try:
             with open(f"/proc/self/task/{thread.native_id}/schedstat", "rb") as f:
                 total += int(f.read().split()[0])
         except (OSError, ValueError, IndexError, TypeError):
-            if thread is threading.current_thread():
-                return None
-    return total
+            pass
+    return total if _has_schedstat else None
 
 
 def _native_cpu_ns() -> int | None:
@@ -211,22 +220,32 @@ def _native_cpu_ns() -> int | None:
     return None if python is None else process_time_ns() - python
 
 
-def _solo(call: Callable[[], Any]) -> tuple[tuple[bool, Any], Timing, int | None]:
-    """The outcome, the thread's timing, and the CPU time that threads Python does not know (BLAS
-    pools, threaded decoders) used meanwhile: the call's own helpers. Other pipeline stages' workers
-    are Python threads, so they do not count; native threads that were already busy before the call (a
-    client library's, such as Ray's or gRPC's) are measured over a short window first and subtracted."""
+def _background_rate() -> float | None:
+    """CPU per wall ns that native threads Python does not know use while no call runs (a client
+    library's, such as Ray's or gRPC's), over a short window; None where /proc does not say."""
     before, idle_from = _native_cpu_ns(), perf_ns()
     time.sleep(BACKGROUND_SECONDS)
     mid, idle_to = _native_cpu_ns(), perf_ns()
+    return None if before is None or mid is None else (mid - before) / max(idle_to - idle_from, 1)
+
+
+def _solo(
+    call: Callable[[], Any], background: float | None = None
+) -> tuple[tuple[bool, Any], Timing, int | None]:
+    """The outcome, the thread's timing, and the CPU time that threads Python does not know (BLAS
+    pools, threaded decoders) used meanwhile: the call's own helpers. Other pipeline stages' workers
+    are Python threads, so they do not count; native threads that were already busy before the call
+    (``background``: :func:`_background_rate`, measured here when not given) are subtracted."""
+    if background is None:
+        background = _background_rate()
+    mid = _native_cpu_ns()
     start = _clocks()
     outcome = _run(call)
     timing = _since(start)
     after = _native_cpu_ns()
-    if before is None or mid is None or after is None:
+    if background is None or mid is None or after is None:
         return outcome, timing, None
-    background = (mid - before) / max(idle_to - idle_from, 1) * timing.wall_ns
-    return outcome, timing, max(0, int((after - mid) - background))
+    return outcome, timing, max(0, int((after - mid) - background * timing.wall_ns))
 
 
 def _task_clocks(native_id: int) -> tuple[int, int] | None:
@@ -240,7 +259,9 @@ def _task_clocks(native_id: int) -> tuple[int, int] | None:
         return None
 
 
-def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tuple[bool, Any], Timing]]:
+def _pair(
+    first: Callable[[], Any], second: Callable[[], Any], partner: _Partner | None = None
+) -> list[tuple[tuple[bool, Any], Timing]]:
     """``first`` in a helper thread and ``second`` here, released together. Every clock of both calls
     starts at the release: the thread that releases reads its own, and the other thread's (blocked at
     the barrier) from ``/proc``. A call waiting for the GIL cannot read its clocks until it has it, and
@@ -272,12 +293,57 @@ def _pair(first: Callable[[], Any], second: Callable[[], Any]) -> list[tuple[tup
         at = released.get(native) or (released[0][0], start[1], start[2])
         return outcome, _since(at)
 
-    helper = threading.Thread(target=lambda: box.append(timed(first)), name="headrace executor probe")
     box: list = []
-    helper.start()
-    here = timed(second)
-    helper.join()
+    if partner is None:
+        helper = threading.Thread(target=lambda: box.append(timed(first)), name="headrace executor probe")
+        helper.start()
+        here = timed(second)
+        helper.join()
+    else:
+        partner.run(lambda: box.append(timed(first)))
+        here = timed(second)
+        partner.join()
     return [box[0], here]
+
+
+class _Partner:
+    """One helper thread for all of a probe's pairs: starting a thread per pair cost ~1-2 ms each on a
+    busy 2-core machine, more than the calls measured."""
+
+    def __init__(self) -> None:
+        self._work: list[Callable[[], Any] | None] = []
+        self._ready = threading.Condition()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="headrace executor probe", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            with self._ready:
+                while not self._work:
+                    self._ready.wait()
+                job = self._work.pop()
+            if job is None:
+                return
+            try:
+                job()
+            finally:
+                self._done.set()
+
+    def run(self, job: Callable[[], Any]) -> None:
+        self._done.clear()
+        with self._ready:
+            self._work.append(job)
+            self._ready.notify()
+
+    def join(self) -> None:
+        self._done.wait()
+
+    def close(self) -> None:
+        with self._ready:
+            self._work.append(None)
+            self._ready.notify()
+        self._thread.join()
 
 
 def gil_fraction(solo_blocked_ns: int, pair: list[Timing]) -> float | None:
@@ -347,6 +413,8 @@ def _probe(
     # be mistaken for them.
     helpers = float("inf")
     for call in calls[:SOLO_CALLS]:
+        # The window before each call: native threads still busy from earlier work (a BLAS pool
+        # spinning down) fade within milliseconds, so one window for both calls misjudged them.
         outcome, timing, native_cpu = _solo(call)
         outcomes.append(outcome)
         solo.append(timing)
@@ -354,33 +422,43 @@ def _probe(
         if not outcome[0]:
             return decide(workers, cpus, failed=True), outcomes
         helpers = min(helpers, native_cpu / max(timing.cpu_ns, 1) if native_cpu is not None else 0.0)
-    best = min(solo, key=lambda t: t.cpu_ns)
-    cpu, wall = best.cpu_ns / 1e9, (best.wall_ns - best.delay_ns) / 1e9
+
+    # Each clock's least over the solo calls: a call that really waits (I/O) waits in every call, while
+    # one preempted on a busy machine (its wait for a core booked late, as in a VM) is the exception.
+    cpu = min(t.cpu_ns for t in solo) / 1e9
+    wall = min(t.wall_ns - t.delay_ns for t in solo) / 1e9
     if helpers > OWN_THREADS:
         return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, own_threads=helpers), outcomes
     fractions: list[float] = []
     if cpu >= MIN_PROCESS_CALL_SECONDS or cpu >= wall / 2:  # else it mostly waits: threads, no pair needed
-        solo_blocked = min(t.blocked_ns for t in solo)
-        index = SOLO_CALLS
-        while True:
-            if index + 1 >= len(calls):
-                wanted = index + 2 - len(calls)
-                if more is None or not _disagree(fractions):
-                    break
-                calls.extend(more(wanted))
+        partner: _Partner | None = None
+        try:
+            solo_blocked = min(t.blocked_ns for t in solo)
+            index = SOLO_CALLS
+            while True:
                 if index + 1 >= len(calls):
+                    wanted = index + 2 - len(calls)
+                    if more is None or not _disagree(fractions):
+                        break
+                    calls.extend(more(wanted))
+                    if index + 1 >= len(calls):
+                        break
+                if partner is None:
+                    partner = _Partner()
+                results = _pair(calls[index], calls[index + 1], partner)
+                index += 2
+                outcomes.extend(outcome for outcome, _ in results)
+                timings.extend(timing for _, timing in results)
+                if not all(outcome[0] for outcome, _ in results):
+                    return decide(workers, cpus, failed=True), outcomes
+                fraction = gil_fraction(solo_blocked, [timing for _, timing in results])
+                if fraction is not None:
+                    fractions.append(fraction)
+                if len(fractions) >= MAX_PAIRS or (len(fractions) >= PAIRS and not _disagree(fractions)):
                     break
-            results = _pair(calls[index], calls[index + 1])
-            index += 2
-            outcomes.extend(outcome for outcome, _ in results)
-            timings.extend(timing for _, timing in results)
-            if not all(outcome[0] for outcome, _ in results):
-                return decide(workers, cpus, failed=True), outcomes
-            fraction = gil_fraction(solo_blocked, [timing for _, timing in results])
-            if fraction is not None:
-                fractions.append(fraction)
-            if len(fractions) >= MAX_PAIRS or (len(fractions) >= PAIRS and not _disagree(fractions)):
-                break
+        finally:
+            if partner is not None:
+                partner.close()
     measured = sorted(fractions)[len(fractions) // 2] if len(fractions) >= PAIRS else None
     spread = (min(fractions), max(fractions)) if measured is not None and _disagree(fractions) else None
     move = transport_seconds([*inputs[:1], outcomes[0][1]]) if measured is not None else None
