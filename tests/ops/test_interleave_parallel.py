@@ -138,3 +138,69 @@ def test_errors_in_sub_datasets_match_the_serial_run():
 
     assert outcomes(2) == outcomes(None)
     assert "error" in outcomes(2)
+
+
+# --- reader threads or inline: the trial (issue 22: many small files read slower in parallel) ---------
+def small_files(count: int, records: int = 3):
+    return hr.Dataset.range(count).interleave(
+        lambda x: hr.Dataset.range(x * 10, x * 10 + records), cycle_length=4, num_parallel_calls=4
+    )
+
+
+@pytest.mark.parametrize("calls", [4, hr.AUTOTUNE])
+def test_many_small_files_end_up_read_inline(calls):
+    ds = hr.Dataset.range(60).interleave(
+        lambda x: hr.Dataset.range(x * 10, x * 10 + 3), cycle_length=4, num_parallel_calls=calls
+    )
+    serial = run(
+        hr.Dataset.range(60).interleave(lambda x: hr.Dataset.range(x * 10, x * 10 + 3), cycle_length=4)
+    )
+    with iter(ds) as it:
+        assert run(it) == serial
+        counters = it.root.counters()
+        report = it.stats().report()
+    assert counters["executor"] == "inline", counters["executor_reason"]
+    assert "read inline" in counters["executor_reason"]
+    assert counters["open_slots"] == 0  # every slot closed, readers included
+    assert "read inline" in report
+    assert it.root.tunable_knobs() == {}  # nothing left to tune once every slot reads inline
+
+
+def test_slow_reads_keep_their_reader_threads():
+    def slow(v):
+        time.sleep(0.004)
+        return v
+
+    ds = hr.Dataset.range(16).interleave(
+        lambda x: hr.Dataset.range(x * 10, x * 10 + 4).map(slow), cycle_length=4, num_parallel_calls=4
+    )
+    with iter(ds) as it:
+        assert sorted(run(it)) == sorted(x * 10 + i for x in range(16) for i in range(4))
+        counters = it.root.counters()
+    assert counters["executor"] == "thread", counters["executor_reason"]
+    assert "reader threads kept" in counters["executor_reason"]
+
+
+def test_inline_reads_beside_readers_count_against_num_parallel_calls():
+    lock = threading.Lock()
+    active, peak = [0], [0]
+
+    def read(v):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.003)
+        with lock:
+            active[0] -= 1
+        return v
+
+    ds = hr.Dataset.range(12).interleave(
+        lambda x: hr.Dataset.range(4).map(read), cycle_length=4, num_parallel_calls=2
+    )
+    assert len(run(ds)) == 48
+    assert peak[0] <= 2
+
+
+def test_checkpoints_are_exact_across_the_trial():
+    # 30 files of 3: the trial decides after a few slots; states are saved before, during and after.
+    check_checkpoints(lambda: small_files(30), stride=7)

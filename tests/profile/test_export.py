@@ -190,7 +190,8 @@ def test_parallelize_workers_show_their_chunks_on_their_own_process_tracks(tmp_p
     assert any(e["ph"] == "s" and e["pid"] in pids for e in trace["traceEvents"])
 
 
-def test_parallel_interleave_reads_are_slices_on_their_reader_threads(tmp_path):
+def test_parallel_interleave_reads_are_slices_on_their_reader_threads(tmp_path, monkeypatch):
+    monkeypatch.setattr("headrace.ops.interleave_parallel.TRY_INLINE", False)  # a reader per slot
     with hr.profile.record_calls():
         ds = hr.Dataset.range(3).interleave(
             lambda i: hr.Dataset.range(8).map(slow_identity), cycle_length=3, num_parallel_calls=3
@@ -352,7 +353,8 @@ def read_stamped(i):
     ],
     ids=["parallelize", "parallel interleave"],
 )
-def test_worker_and_reader_arrows_land_on_the_call_that_handed_the_element_on(make):
+def test_worker_and_reader_arrows_land_on_the_call_that_handed_the_element_on(make, monkeypatch):
+    monkeypatch.setattr("headrace.ops.interleave_parallel.TRY_INLINE", False)  # a reader per slot
     with hr.profile.record_calls():
         it = iter(make())
         got = consume_with_windows(it)

@@ -817,7 +817,10 @@ def open_user_dataset(
     except Exception as exc:
         note_stage(exc, stage.name, position)
         raise
-    return dataset_node(result, stage.name, "map_func", f"input element {position}").iterator(ctx)
+    node = getattr(result, "node", result)
+    if not isinstance(node, Node):  # the stage's name only for the error: it costs a describe() per call
+        node = dataset_node(result, stage.name, "map_func", f"input element {position}")
+    return node.iterator(ctx)
 
 
 def predicate_bool(value: Any, stage: str, position: int) -> bool:

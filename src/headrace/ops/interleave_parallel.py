@@ -11,6 +11,16 @@ Slots open one at a time, when the cycle reaches them (the serial order of ``map
 then read ahead concurrently. Checkpoints stay exact: each slot's state is its sub-iterator's state
 after the last element handed out (plus, rarely, elements it read ahead but did not hand out).
 
+Whatever ``num_parallel_calls`` (AUTOTUNE or a number: a parallel ``map`` measures its function
+too), slots are tried both ways first: they open alternately with a reader thread and *inline* (read
+in the consumer's thread, as the serial interleave does). Each finished slot books what it cost the
+consumer's thread (opening, waiting for or reading its elements, closing) per element; once
+``TRIAL_SLOTS`` slots of each kind have finished, later slots open the cheaper way (readers only when
+they cost under ``TRIAL_KEEP`` of inline). Many small files that compute (a page-cached read of a few
+records) are read fastest inline: a thread per file costs more in start-up and hand-offs than the
+overlap saves; slow storage keeps its readers. Sub-datasets that never finish during the trial (a
+few large files) keep their readers. The report and ``counters()`` say which and why.
+
 Part of the interleave op, not of ``runtime/`` (which never imports ops): it extends the serial
 interleave iterator, and ``ops/interleave_node.py`` imports it only when a parallel interleave is built.
 """
@@ -30,6 +40,11 @@ from ..runtime.producer import BufferedIterator
 from .interleave import InterleaveIterator
 
 OWED = "headrace_read_ahead"  # key of a slot state that carries elements read ahead
+TRY_INLINE = True  # False: every slot gets a reader thread, no trial (tests of the readers themselves)
+TRIAL_SLOTS = 4  # finished slots of each kind (reader, inline) before AUTOTUNE decides
+TRIAL_EARLY_SLOTS = 2  # ... or this many, when one kind costs over TRIAL_CLEAR times the other
+TRIAL_CLEAR = 2.0
+TRIAL_KEEP = 0.9  # readers stay when a finished slot's element cost the consumer under this of inline's
 
 
 class Gate:
@@ -109,6 +124,78 @@ class TimedReads:
         return getattr(self.inner, name)
 
 
+class GatedReads:
+    """An inline slot's sub-iterator while reader threads run beside it: each read takes a permit of
+    the gate too, so reads at once never exceed ``num_parallel_calls``; all else forwards."""
+
+    def __init__(self, inner: NodeIterator, gate: Gate):
+        self.inner, self.gate = inner, gate
+
+    def __next__(self) -> Any:
+        self.gate.acquire()
+        try:
+            return next(self.inner)
+        finally:
+            self.gate.release()
+
+    def next_chunk(self, n: int) -> list:
+        self.gate.acquire()
+        try:
+            return self.inner.next_chunk(n)
+        finally:
+            self.gate.release()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class ConsumerTimed:
+    """A slot's sub-iterator (reader or inline) during the AUTOTUNE trial: times what each call costs
+    the consumer's thread and books the slot's total and its elements when it closes after its end
+    (a slot closed mid-way, by ``reset`` or ``close``, says nothing about its kind)."""
+
+    def __init__(self, inner: NodeIterator, kind: str, open_ns: int, books: dict[str, list[int]]):
+        self.inner, self.kind, self.books = inner, kind, books
+        self.ns, self.elements, self.finished = open_ns, 0, False
+
+    def __next__(self) -> Any:
+        start = perf_ns()
+        try:
+            value = next(self.inner)
+        except StopIteration:
+            self.finished = True
+            raise
+        finally:
+            self.ns += perf_ns() - start
+        self.elements += 1
+        return value
+
+    def next_chunk(self, n: int) -> list:
+        start = perf_ns()
+        try:
+            chunk = self.inner.next_chunk(n)
+        except StopIteration:
+            self.finished = True
+            raise
+        finally:
+            self.ns += perf_ns() - start
+        self.elements += len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        start = perf_ns()
+        self.inner.close()
+        if self.finished and self.elements:
+            book = self.books[self.kind]
+            book[0] += self.ns + perf_ns() - start
+            book[1] += self.elements
+            book[2] += 1
+            self.finished = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
 class SlotReader(BufferedIterator):
     """One open sub-iterator, read ahead in the background. Its state is the sub-iterator's own
     whenever nothing read ahead is owed, so it matches the serial interleave's slot state."""
@@ -130,9 +217,14 @@ class SlotReader(BufferedIterator):
             raise CheckpointError(f"{self.name}: a slot state must be a dict, got {type(state).__name__}")
 
 
-def _reader(slot: tuple[Any, int, NodeIterator]) -> SlotReader:
-    """The reader of an open slot: a parallel interleave opens every slot as one (``_open``)."""
-    return cast(SlotReader, slot[2])
+def _reader(slot: tuple[Any, int, NodeIterator] | None) -> SlotReader | None:
+    """The reader of an open slot, or None for a free slot or one read inline (AUTOTUNE's choice)."""
+    if slot is None:
+        return None
+    sub: Any = slot[2]
+    if isinstance(sub, ConsumerTimed):
+        sub = sub.inner  # a reader is never gated by GatedReads (its producer takes the permits)
+    return sub if isinstance(sub, SlotReader) else None
 
 
 class ParallelInterleaveIterator(InterleaveIterator):
@@ -147,14 +239,77 @@ class ParallelInterleaveIterator(InterleaveIterator):
         self.gate = Gate(self.parallelism) if self.tunable or self.parallelism < node.cycle_length else None
         self.capacity = max(2, node.block_length)
         self.reads = ReadTally(id(self))
+        # The trial of reader threads against inline reads (module docstring): opens so far, and per
+        # kind [consumer ns, elements, finished slots]; None once decided.
+        self.trial: dict[str, list[int]] | None = (
+            {"reader": [0, 0, 0], "inline": [0, 0, 0]} if TRY_INLINE else None
+        )
+        self.opens = 0
+        self.inline = False  # decided: new slots are read in the consumer's thread
+        self.restoring = False  # set_state reopens slots as readers: a saved slot may owe read-ahead
+        self.executor_reason = (
+            "trying reader threads against inline reads (no slot has finished yet)"
+            if TRY_INLINE
+            else "a reader thread per slot (no trial)"
+        )
 
     def _open(self, element: Any, position: int) -> NodeIterator:
+        start = perf_ns()
+        self.opens += 1
+        trial = self.trial
+        if trial is not None:
+            self._decide(trial)
+            trial = self.trial
+        inline = self.inline or (trial is not None and self.opens % 2 == 0)
+        kind = "reader" if self.restoring or not inline else "inline"
         sub = super()._open(element, position)
+        if kind == "reader":
+            sub = self._read_ahead(sub)
+        elif self.gate is not None and (trial is not None or any(_reader(slot) for slot in self.slots)):
+            sub = cast(NodeIterator, GatedReads(sub, self.gate))
+        if trial is None or self.restoring:
+            return sub
+        return cast(NodeIterator, ConsumerTimed(sub, kind, perf_ns() - start, trial))
+
+    def _read_ahead(self, sub: NodeIterator) -> SlotReader:
         timed_sub = cast(NodeIterator, TimedReads(sub, self.reads))  # forwards all but next() to sub
         reader = SlotReader(sub.node, timed_sub, self.capacity, self.gate)
         reader.producer.owner = id(self)  # this stage's calls hand the slot's elements on (the trace)
         reader.producer.start()  # reads ahead from now on, while the cycle visits other slots
         return reader
+
+    def _decide(self, trial: dict[str, list[int]]) -> None:
+        """Once enough slots of each kind finished: the cheaper kind for the consumer opens from now on."""
+        (reader_ns, reader_n, reader_slots), (inline_ns, inline_n, inline_slots) = (
+            trial["reader"],
+            trial["inline"],
+        )
+        if min(reader_slots, inline_slots) < TRIAL_EARLY_SLOTS or not reader_n or not inline_n:
+            return
+        per_reader, per_inline = reader_ns / reader_n / 1e3, inline_ns / inline_n / 1e3
+        clear = max(per_reader, per_inline) > TRIAL_CLEAR * min(per_reader, per_inline)
+        if min(reader_slots, inline_slots) < TRIAL_SLOTS and not clear:
+            return
+        figures = (
+            f"over {reader_slots} + {inline_slots} finished slots, an element cost the consumer's thread "
+            f"{per_reader:,.1f} us with a reader thread per slot, {per_inline:,.1f} us read inline"
+        )
+        self.trial = None
+        if per_reader < TRIAL_KEEP * per_inline:
+            self.executor_reason = f"{figures}: reader threads kept"
+        else:
+            self.inline = True
+            self.executor_reason = (
+                f"{figures}: new slots are read inline (each read computes briefly: a thread per slot "
+                "costs more in start-up and hand-offs than reading at once saves)"
+            )
+
+    def set_state(self, state: dict) -> None:
+        self.restoring = True
+        try:
+            super().set_state(state)
+        finally:
+            self.restoring = False
 
     def __next__(self) -> Any:
         if not self.deterministic:
@@ -172,20 +327,24 @@ class ParallelInterleaveIterator(InterleaveIterator):
     def _any_ready(self) -> tuple[bool, Any]:
         """An element already read by the current slot, else by any other open slot (in cycle order)."""
         length = self.node.cycle_length
-        current = self.slots[self.cycle_index]
-        if current is None or _reader(current).producer.items:
-            return False, None  # opening a slot, an element, an error or the end: the serial path
+        current = _reader(self.slots[self.cycle_index])
+        if current is None or current.producer.items:
+            return False, None  # opening or inline, an element, an error or the end: the serial path
         for step in range(1, length):
-            slot = self.slots[(self.cycle_index + step) % length]
-            if slot is not None:
-                ready, value = _reader(slot).take_ready()
+            reader = _reader(self.slots[(self.cycle_index + step) % length])
+            if reader is not None:
+                ready, value = reader.take_ready()
                 if ready:
                     return True, value
         return False, None
 
     def tunable_knobs(self) -> dict[str, tuple[int, int]]:
         """``num_parallel_calls=AUTOTUNE``: how many slots read at once, up to ``cycle_length``."""
-        return {"parallelism": (self.parallelism, self.node.cycle_length)} if self.tunable else {}
+        return (
+            {"parallelism": (self.parallelism, self.node.cycle_length)}
+            if self.tunable and not self.inline
+            else {}
+        )
 
     def set_knob(self, name: str, value: int) -> None:
         if self.gate is None:  # not tunable: no knobs
@@ -195,9 +354,10 @@ class ParallelInterleaveIterator(InterleaveIterator):
 
     def counters(self) -> dict:
         out = super().counters()
-        readers = [_reader(slot) for slot in self.slots if slot is not None]
+        readers = [reader for slot in self.slots if (reader := _reader(slot)) is not None]
         out.update(
-            executor="thread",
+            executor="inline" if self.inline else "thread",
+            executor_reason=self.executor_reason,
             parallelism=self.parallelism,
             deterministic=self.deterministic,
             open_slots=len(readers),
