@@ -178,7 +178,7 @@ def test_slow_reads_keep_their_reader_threads():
         assert sorted(run(it)) == sorted(x * 10 + i for x in range(16) for i in range(4))
         counters = it.root.counters()
     assert counters["executor"] == "thread", counters["executor_reason"]
-    assert "reader threads kept" in counters["executor_reason"]
+    assert ": reader threads (inline reads waited" in counters["executor_reason"]
 
 
 def test_inline_reads_beside_readers_count_against_num_parallel_calls():
@@ -204,3 +204,25 @@ def test_inline_reads_beside_readers_count_against_num_parallel_calls():
 def test_checkpoints_are_exact_across_the_trial():
     # 30 files of 3: the trial decides after a few slots; states are saved before, during and after.
     check_checkpoints(lambda: small_files(30), stride=7)
+
+
+def test_when_readers_win_the_trials_inline_slots_get_readers_too():
+    from headrace.ops.interleave_parallel import _reader
+
+    def slow(v):
+        time.sleep(0.002)
+        return v
+
+    # Four long sub-datasets: none ends during the trial, so its two inline slots must switch.
+    ds = hr.Dataset.range(4).interleave(
+        lambda x: hr.Dataset.range(x * 100, x * 100 + 30).map(slow), cycle_length=4, num_parallel_calls=4
+    )
+    serial = run(
+        hr.Dataset.range(4).interleave(lambda x: hr.Dataset.range(x * 100, x * 100 + 30), cycle_length=4)
+    )
+    with iter(ds) as it:
+        head = [int(next(it)) for _ in range(60)]
+        stage = it.root
+        assert stage.trial is None and not stage.inline, stage.executor_reason
+        assert all(_reader(slot) is not None for slot in stage.slots if slot is not None)
+        assert head + run(it) == serial

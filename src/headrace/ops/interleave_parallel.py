@@ -13,13 +13,15 @@ after the last element handed out (plus, rarely, elements it read ahead but did 
 
 Whatever ``num_parallel_calls`` (AUTOTUNE or a number: a parallel ``map`` measures its function
 too), slots are tried both ways first: they open alternately with a reader thread and *inline* (read
-in the consumer's thread, as the serial interleave does). Each finished slot books what it cost the
-consumer's thread (opening, waiting for or reading its elements, closing) per element; once
-``TRIAL_SLOTS`` slots of each kind have finished, later slots open the cheaper way (readers only when
-they cost under ``TRIAL_KEEP`` of inline). Many small files that compute (a page-cached read of a few
-records) are read fastest inline: a thread per file costs more in start-up and hand-offs than the
-overlap saves; slow storage keeps its readers. Sub-datasets that never finish during the trial (a
-few large files) keep their readers. The report and ``counters()`` say which and why.
+in the consumer's thread, as the serial interleave does). What each slot costs the consumer's thread
+(opening, waiting for or reading its elements, closing) is booked to its kind; once each kind gave
+``TRIAL_ELEMENTS`` elements (``TRIAL_EARLY_ELEMENTS`` when one costs over ``TRIAL_CLEAR`` times the
+other), the cheaper kind per element reads every later slot (inline only when it costs under
+``TRIAL_INLINE`` of a reader, and never when inline reads mostly wait: ``TRIAL_WAITS``), and when
+readers win the trial's inline slots get readers at once. Many
+small files that compute (a page-cached read of a few records) are read fastest inline: a thread
+per file costs more in start-up and hand-offs than the overlap saves; slow storage gets readers.
+The report and ``counters()`` say which and why.
 
 Part of the interleave op, not of ``runtime/`` (which never imports ops): it extends the serial
 interleave iterator, and ``ops/interleave_node.py`` imports it only when a parallel interleave is built.
@@ -41,10 +43,15 @@ from .interleave import InterleaveIterator
 
 OWED = "headrace_read_ahead"  # key of a slot state that carries elements read ahead
 TRY_INLINE = True  # False: every slot gets a reader thread, no trial (tests of the readers themselves)
-TRIAL_SLOTS = 4  # finished slots of each kind (reader, inline) before AUTOTUNE decides
-TRIAL_EARLY_SLOTS = 2  # ... or this many, when one kind costs over TRIAL_CLEAR times the other
+TRIAL_ELEMENTS = 32  # elements of each kind (from at least TRIAL_MIN_SLOTS slots each) before deciding
+TRIAL_EARLY_ELEMENTS = 16  # ... or this many, when one kind costs over TRIAL_CLEAR times the other
+TRIAL_MIN_SLOTS = 2
 TRIAL_CLEAR = 2.0
-TRIAL_KEEP = 0.9  # readers stay when a finished slot's element cost the consumer under this of inline's
+# Inline only when its elements cost the consumer under this share of a reader's: the risk is lopsided
+# (readers lose a little on small computing reads, inline loses up to N x on reads that wait).
+TRIAL_INLINE = 0.8
+TRIAL_WAITS = 0.25  # inline reads using under this share of their time on the CPU wait: readers (GIL
+# waits beside the trial's readers and a busy machine's run queue took computing reads to 37-41%)
 
 
 class Gate:
@@ -150,47 +157,41 @@ class GatedReads:
 
 
 class ConsumerTimed:
-    """A slot's sub-iterator (reader or inline) during the AUTOTUNE trial: times what each call costs
-    the consumer's thread and books the slot's total and its elements when it closes after its end
-    (a slot closed mid-way, by ``reset`` or ``close``, says nothing about its kind)."""
+    """A slot's sub-iterator (reader or inline) during the trial: books what each call costs the
+    consumer's thread, and the elements it gave, to its kind (``books[kind]``: ns, elements, slots
+    opened, CPU ns of the reads)."""
 
     def __init__(self, inner: NodeIterator, kind: str, open_ns: int, books: dict[str, list[int]]):
-        self.inner, self.kind, self.books = inner, kind, books
-        self.ns, self.elements, self.finished = open_ns, 0, False
+        self.inner, self.kind, self.book = inner, kind, books[kind]
+        self.book[0] += open_ns
+        self.book[2] += 1
 
     def __next__(self) -> Any:
-        start = perf_ns()
+        start, cpu = perf_ns(), thread_time_ns()
         try:
             value = next(self.inner)
-        except StopIteration:
-            self.finished = True
-            raise
         finally:
-            self.ns += perf_ns() - start
-        self.elements += 1
+            self.book[0] += perf_ns() - start
+            self.book[3] += thread_time_ns() - cpu
+        self.book[1] += 1
         return value
 
     def next_chunk(self, n: int) -> list:
-        start = perf_ns()
+        start, cpu = perf_ns(), thread_time_ns()
         try:
             chunk = self.inner.next_chunk(n)
-        except StopIteration:
-            self.finished = True
-            raise
         finally:
-            self.ns += perf_ns() - start
-        self.elements += len(chunk)
+            self.book[0] += perf_ns() - start
+            self.book[3] += thread_time_ns() - cpu
+        self.book[1] += len(chunk)
         return chunk
 
     def close(self) -> None:
         start = perf_ns()
-        self.inner.close()
-        if self.finished and self.elements:
-            book = self.books[self.kind]
-            book[0] += self.ns + perf_ns() - start
-            book[1] += self.elements
-            book[2] += 1
-            self.finished = False
+        try:
+            self.inner.close()
+        finally:
+            self.book[0] += perf_ns() - start
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -240,15 +241,15 @@ class ParallelInterleaveIterator(InterleaveIterator):
         self.capacity = max(2, node.block_length)
         self.reads = ReadTally(id(self))
         # The trial of reader threads against inline reads (module docstring): opens so far, and per
-        # kind [consumer ns, elements, finished slots]; None once decided.
+        # kind [consumer ns, elements, slots opened, CPU ns]; None once decided.
         self.trial: dict[str, list[int]] | None = (
-            {"reader": [0, 0, 0], "inline": [0, 0, 0]} if TRY_INLINE else None
+            {"reader": [0, 0, 0, 0], "inline": [0, 0, 0, 0]} if TRY_INLINE else None
         )
         self.opens = 0
         self.inline = False  # decided: new slots are read in the consumer's thread
         self.restoring = False  # set_state reopens slots as readers: a saved slot may owe read-ahead
         self.executor_reason = (
-            "trying reader threads against inline reads (no slot has finished yet)"
+            "trying reader threads against inline reads (too few elements read yet)"
             if TRY_INLINE
             else "a reader thread per slot (no trial)"
         )
@@ -257,9 +258,6 @@ class ParallelInterleaveIterator(InterleaveIterator):
         start = perf_ns()
         self.opens += 1
         trial = self.trial
-        if trial is not None:
-            self._decide(trial)
-            trial = self.trial
         inline = self.inline or (trial is not None and self.opens % 2 == 0)
         kind = "reader" if self.restoring or not inline else "inline"
         sub = super()._open(element, position)
@@ -279,24 +277,41 @@ class ParallelInterleaveIterator(InterleaveIterator):
         return reader
 
     def _decide(self, trial: dict[str, list[int]]) -> None:
-        """Once enough slots of each kind finished: the cheaper kind for the consumer opens from now on."""
-        (reader_ns, reader_n, reader_slots), (inline_ns, inline_n, inline_slots) = (
+        """Once each kind gave enough elements: the one that cost the consumer less per element reads
+        every later slot; open slots read inline get readers when readers win."""
+        (reader_ns, reader_n, reader_slots, _), (inline_ns, inline_n, inline_slots, inline_cpu) = (
             trial["reader"],
             trial["inline"],
         )
-        if min(reader_slots, inline_slots) < TRIAL_EARLY_SLOTS or not reader_n or not inline_n:
+        if (
+            min(reader_n, inline_n) < TRIAL_EARLY_ELEMENTS
+            or min(reader_slots, inline_slots) < TRIAL_MIN_SLOTS
+        ):
             return
         per_reader, per_inline = reader_ns / reader_n / 1e3, inline_ns / inline_n / 1e3
-        clear = max(per_reader, per_inline) > TRIAL_CLEAR * min(per_reader, per_inline)
-        if min(reader_slots, inline_slots) < TRIAL_SLOTS and not clear:
+        waits = inline_cpu < TRIAL_WAITS * inline_ns  # inline reads mostly wait (storage, network)
+        clear = waits or max(per_reader, per_inline) > TRIAL_CLEAR * min(per_reader, per_inline)
+        if min(reader_n, inline_n) < TRIAL_ELEMENTS and not clear:
             return
         figures = (
-            f"over {reader_slots} + {inline_slots} finished slots, an element cost the consumer's thread "
-            f"{per_reader:,.1f} us with a reader thread per slot, {per_inline:,.1f} us read inline"
+            f"over {reader_n} + {inline_n} elements of {reader_slots} + {inline_slots} slots, an element "
+            f"cost the consumer's thread {per_reader:,.1f} us with a reader thread per slot (opening, "
+            f"waiting, closing), {per_inline:,.1f} us read inline"
         )
         self.trial = None
-        if per_reader < TRIAL_KEEP * per_inline:
-            self.executor_reason = f"{figures}: reader threads kept"
+        if waits or per_inline > TRIAL_INLINE * per_reader:
+            why = (
+                f"inline reads waited {100 - 100 * inline_cpu / inline_ns:.0f}% of their time"
+                if waits
+                else ""
+            )
+            self.executor_reason = f"{figures}: reader threads{' (' + why + ')' if why else ''}"
+            for index, slot in enumerate(self.slots):  # the trial's inline slots read ahead from here on
+                if slot is not None and _reader(slot) is None:
+                    sub: Any = slot[2]
+                    while isinstance(sub, (ConsumerTimed, GatedReads)):
+                        sub = sub.inner
+                    self.slots[index] = (slot[0], slot[1], self._read_ahead(sub))
         else:
             self.inline = True
             self.executor_reason = (
@@ -312,6 +327,8 @@ class ParallelInterleaveIterator(InterleaveIterator):
             self.restoring = False
 
     def __next__(self) -> Any:
+        if self.trial is not None:
+            self._decide(self.trial)  # between calls: no inline read is in progress
         if not self.deterministic:
             ready, value = self._any_ready()
             if ready:
@@ -322,6 +339,8 @@ class ParallelInterleaveIterator(InterleaveIterator):
     def next_chunk(self, n: int) -> list:
         if not self.deterministic:
             return [self.__next__()]
+        if self.trial is not None:
+            self._decide(self.trial)
         return super().next_chunk(n)
 
     def _any_ready(self) -> tuple[bool, Any]:
