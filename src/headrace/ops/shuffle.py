@@ -142,14 +142,25 @@ class ShuffleIterator(NodeIterator[ShuffleNode]):
                 self.exhausted = True
         count = len(incoming) if incoming else min(n, len(buffer))
         out = []
-        for k in range(count):
-            uniforms = self._uniform_block()
-            index = int(uniforms[self._next_uniform] * len(buffer))
-            self._next_uniform += 1
-            out.append(buffer[index])
-            if incoming:
-                buffer[index] = incoming[k]
-            else:
+        if incoming:
+            # A full buffer keeps its length while each output's place takes the next input, so a
+            # whole run of indices comes from one vectorised step (the same draws as one at a time).
+            size, k = len(buffer), 0
+            while k < count:
+                uniforms = self._uniform_block()
+                first = self._next_uniform
+                take = min(count - k, len(uniforms) - first)
+                for index in (uniforms[first : first + take] * size).astype(np.intp).tolist():
+                    out.append(buffer[index])
+                    buffer[index] = incoming[k]
+                    k += 1
+                self._next_uniform = first + take
+        else:
+            for _ in range(count):
+                uniforms = self._uniform_block()
+                index = int(uniforms[self._next_uniform] * len(buffer))
+                self._next_uniform += 1
+                out.append(buffer[index])
                 buffer[index] = buffer[-1]
                 buffer.pop()
         self.draws += count
