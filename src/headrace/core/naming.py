@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 # " at prep.py:12", " at <doctest x[1]>:1", " at <string>:3": where describe() says a function is.
 _LOCATION = re.compile(r" at (?:<[^>]*>|[^\s,()\[\]<>]+):\d+")
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # src/headrace/
 
 
 def describe(fn: Callable | None) -> str:
@@ -18,6 +19,9 @@ def describe(fn: Callable | None) -> str:
     ...     return 2 * x
     >>> describe(double).startswith("double at ")
     True
+    >>> import headrace
+    >>> describe(headrace.TFRecordDataset)
+    'TFRecordDataset'
     """
     if fn is None:
         return "None"
@@ -29,8 +33,8 @@ def describe(fn: Callable | None) -> str:
         name = type(fn).__qualname__
         code = getattr(type(fn).__dict__.get("__call__"), "__code__", None)
     name = name.rsplit("<locals>.", 1)[-1]  # a closure's qualname is noise; file:line says where it is
-    if code is None:
-        return name
+    if code is None or code.co_filename.startswith(_PACKAGE):
+        return name  # headrace's own (interleave(TFRecordDataset)): its file:line tells the user nothing
     return f"{name} at {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
