@@ -14,8 +14,9 @@ from .core.closures import check_pipeline
 from .core.elements import ElementsNode
 from .core.errors import InvalidArgumentError
 from .core.fingerprint import fingerprint as pipeline_fingerprint
-from .core.node import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Node, tree_lines
+from .core.node import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Node, session_of, tree_lines
 from .core.options import Options
+from .core.run import Run, Seeds
 from .io import saved
 from .iterator import Iterator
 from .ops import vectorize as _vectorize  # noqa: F401 (registers the map+batch vectorisation rule)
@@ -96,9 +97,14 @@ class Dataset:
 
     # --- iteration and introspection ------------------------------------------------------------
     def __iter__(self) -> Iterator:
+        return self._iterate()
+
+    def _iterate(self, seeds: Seeds | None = None) -> Iterator:
+        """``iter(self)``; ``seeds``: the iteration numbers of a copy of the pipeline elsewhere (torch)."""
         check_pipeline(self.node)  # warn if a value a user function captured has changed since
         options = effective_options(self.node)
-        return Iterator(optimise(self.node, options, _prefetch).optimised, options)
+        run = Run(options, session=session_of(self.node), seeds=seeds)
+        return Iterator(optimise(self.node, options, _prefetch).optimised, options, run)
 
     def explain(self) -> str:
         """The pipeline as written, as it will run after the static rewrites, and why they differ.

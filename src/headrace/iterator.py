@@ -11,8 +11,9 @@ from .core import counters
 from .core.counters import StageCounters, busy_seconds, sampled_stages, set_timed
 from .core.errors import CheckpointError
 from .core.fingerprint import pipeline_key
-from .core.node import Context, Node, NodeIterator, perf_ns
+from .core.node import Node, NodeIterator, perf_ns, session_of
 from .core.options import Options
+from .core.run import Run
 from .core.state import READABLE_VERSIONS, STATE_VERSION, StateFields
 from .profile.stats import Stats
 from .profile.timeline import Sample, Timeline
@@ -55,16 +56,18 @@ class Iterator:
     [2, 3, 4]
     """
 
-    def __init__(self, node: Node, options: Options | None = None):
+    def __init__(self, node: Node, options: Options | None = None, run: Run | None = None):
         self.node = node
         self.options = options if options is not None else Options()
+        #: this iteration's run-time memory, handed to every stage as it is built (``core/run.py``)
+        self.run = run if run is not None else Run(self.options, session=session_of(node))
         # Building stages starts workers and opens files: the run's clock starts before it, so the
         # profiler shows startup instead of hiding it.
         self.created_ns = perf_ns()
         # One lock per iterator: stages are single-consumer objects. Uncontended it costs ~50 ns a call.
         self._lock = threading.Lock()
         self._acquire, self._release = self._lock.acquire, self._lock.release
-        self._root = node.iterator(Context(self.options))
+        self._root = node.iterator(self.run)
         self._next = self._root.__next__
         # Sampled stage timing (core/counters.py): every call is timed at first, then one call in
         # about sample_one_in + 1; between them the stages pass their calls straight through.

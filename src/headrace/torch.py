@@ -21,7 +21,6 @@ computes only its own elements. See docs/torch.md.
 
 from __future__ import annotations
 
-import itertools
 import mmap
 import sys
 import warnings
@@ -33,6 +32,7 @@ import torch.utils.data
 
 from .core.errors import CheckpointError, InvalidArgumentError
 from .core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
+from .core.run import Seeds
 from .core.structure import map_structure
 from .dataset import Dataset
 from .iterator import Iterator
@@ -109,16 +109,6 @@ def _rank_length(dataset: Dataset, layout: Layout) -> int:
     if n == UNKNOWN_CARDINALITY:
         raise TypeError("the dataset's length is unknown (cardinality -2): it has no len()")
     return n
-
-
-def _at_epoch(dataset: Dataset, epoch: int) -> None:
-    # Random stages draw each iteration's seed from their node's iteration counter. A DataLoader
-    # worker starts from a copy of the main process's nodes every epoch, whose counters never move;
-    # set them to the epoch, as the epoch-th iteration in one process would have them.
-    # Plans derived from the nodes (the optimised plan holds copies sharing the old counters) go too.
-    for node in dataset.node.walk():
-        node._iterations = itertools.count(epoch)
-        node.__dict__.pop("_derived", None)
 
 
 class _State:
@@ -256,6 +246,10 @@ class IterableDataset(torch.utils.data.IterableDataset):
         self.dataset = _with_layout(dataset, remainder)
         self._state = _State()
         self._applied_epoch: int | None = None
+        # Random stages draw each iteration's seed from their node's counter. A DataLoader worker
+        # starts from a copy of the main process's nodes every epoch, whose counters never moved:
+        # its iterations count from the epoch instead, as the epoch-th iteration in one process would.
+        self._seeds: Seeds | None = None
         self._warned = _SharedFlag()  # the DataLoader batch_size warning
 
     def set_epoch(self, epoch: int) -> None:
@@ -267,13 +261,13 @@ class IterableDataset(torch.utils.data.IterableDataset):
         layout = current_layout()
         epoch = self._state.epoch
         in_worker = torch.utils.data.get_worker_info() is not None
-        # A persistent worker iterates again with the epoch it was started with: its own counters
-        # have moved on since, so only a new epoch number resets them.
+        # A persistent worker iterates again with the epoch it was started with: its numbers have
+        # moved on since, so only a new epoch number starts them again.
         if epoch is not None and in_worker and epoch != self._applied_epoch:
-            _at_epoch(self.dataset, epoch)
+            self._seeds = Seeds(self.dataset.node, epoch)
             self._applied_epoch = epoch
         with job_layout(layout):
-            iterator = iter(self.dataset)
+            iterator = self.dataset._iterate(self._seeds)
         if self._state.pending is not None:
             iterator.set_state(self._state.pending)
             self._state.pending = None

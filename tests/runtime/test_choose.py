@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import headrace as hr
+from headrace.core.node import session_of
 from headrace.runtime import choose
 from headrace.runtime.choose import Timing
 
@@ -189,26 +191,47 @@ def test_repeat_epochs_keep_the_choice():
         assert len(list(it)) == 30
 
 
-def test_the_choice_lives_beside_the_node_not_on_it():
+def test_the_choice_lives_in_the_pipelines_session_not_on_the_node():
     node_ds = hr.Dataset.range(12).map(releases_gil, num_parallel_calls=2)
-    list(node_ds)
-    # The immutable description holds no choice (caches of derived values aside).
+    arguments = node_ds.node.arguments()
+    it = iter(node_ds)
+    list(it)
+    # The immutable description holds no choice: its arguments are what it was built with.
     assert node_ds.node.executor is None
-    assert "Choice" not in repr(vars(node_ds.node))
-    plan_node = hr.tune.rewrite.optimise(node_ds.node, node_ds.options()).optimised
-    stage = next(n for n in plan_node.walk() if getattr(n, "op", "") == "map")
-    assert choose.remembered(stage) is not None
-    count = len(choose._choices)
-    del node_ds, plan_node, stage
+    assert node_ds.node.arguments() == arguments
+    session = session_of(node_ds.node)
+    assert it.run.session is session
+    stage = next(n for n in it.node.walk() if getattr(n, "op", "") == "map")
+    assert session.choice(stage) is not None
+    assert it.run.choice(stage) is session.choice(stage)
+    # Another pipeline sharing the stage has a session of its own (a session is per pipeline).
+    assert session_of(node_ds.take(3).node).choice(stage) is None
+    stage_ref = weakref.ref(stage)
+    del node_ds, stage, it
     gc.collect()
-    assert len(choose._choices) < count  # forgotten with the pipeline
+    assert stage_ref() is None  # the session kept no stage alive: it goes with the pipeline
+
+
+def test_two_iterations_at_once_keep_their_own_choices():
+    ds = hr.Dataset.range(12).map(releases_gil, num_parallel_calls=2)
+    first, second = iter(ds), iter(ds)
+    stage = next(n for n in first.node.walk() if getattr(n, "op", "") == "map")
+    assert len(list(first)) == 12
+    made = first.run.choice(stage)
+    assert made is not None and second.run.choice(stage) is made  # the session hands it on
+    revised = choose.Choice("inline", "revised by the first iteration")
+    first.run.remember(stage, revised, revised=True)
+    assert first.run.choice(stage) is revised
+    assert second.run.choice(stage) is made  # the other iteration keeps acting on its own
+    assert iter(ds).run.choice(stage) is revised  # a later iteration starts from the revised one
+    first.close(), second.close()
 
 
 def test_a_short_first_epoch_measures_again_next_time():
     ds = hr.Dataset.range(3).map(pure_python, num_parallel_calls=2)
     assert [int(x) for x in ds] == [pure_python(i) for i in range(3)]
     stage = next(n for n in hr.tune.rewrite.optimise(ds.node, ds.options()).optimised.walk() if n.op == "map")
-    assert choose.remembered(stage) is None
+    assert session_of(ds.node).choice(stage) is None
 
 
 def test_a_given_executor_skips_the_probe(monkeypatch):
@@ -316,7 +339,7 @@ def test_cheap_calls_that_hold_the_gil_run_inline_with_the_same_outputs_and_chec
     ds = hr.Dataset.range(3_000).map(_cheap_python, num_parallel_calls=2, executor=None)
     expected = [sum(range(50)) + i for i in range(3_000)]
     forced = choose.Choice("inline", "test", cpu_seconds=1e-5, wall_seconds=1e-5, gil_fraction=1.0)
-    choose.replace(ds.node, forced)
+    session_of(ds.node).remember(ds.node, forced, revised=True)
     it = iter(ds)
     head = [int(x) for x in itertools.islice(it, 1_000)]
     state = it.get_state()
@@ -335,7 +358,7 @@ def _fails_on_7(x):
 
 def test_inline_errors_arrive_in_element_order_and_lose_only_their_element():
     ds = hr.Dataset.range(20).map(_fails_on_7, num_parallel_calls=2)
-    choose.replace(
+    session_of(ds.node).remember(
         ds.node, choose.Choice("inline", "test", cpu_seconds=1e-5, wall_seconds=1e-5, gil_fraction=1)
     )
     it = iter(ds)
@@ -386,7 +409,7 @@ def test_threads_that_clearly_win_are_kept_without_trying_inline(monkeypatch):
     assert counters["executor"] == "thread", counters["executor_reason"]
     assert "an element" in counters["executor_reason"] and "kept threads" in counters["executor_reason"]
     assert "tried against inline" not in counters["executor_reason"]
-    assert choose.remembered(ds.node).tried  # later iterations keep it without a trial
+    assert session_of(ds.node).choice(ds.node).tried  # later iterations keep it without a trial
 
 
 def test_the_autotuner_copes_with_a_map_that_went_inline(monkeypatch):

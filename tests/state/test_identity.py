@@ -104,7 +104,7 @@ def test_derived_values_stay_off_the_arguments():
     list(ds)
     _ = ds.element_spec
     node = ds.node
-    assert not {"_derived", "_iterations", "parents"} & set(node.arguments())
+    assert not {"_derived", "_seeds", "parents"} & set(node.arguments())
     assert "element_spec" in derived(node)
     assert pipeline_key(ds.node) == key
     clone = pickle.loads(pickle.dumps(hr.Dataset.range(5).node))

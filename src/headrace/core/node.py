@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import itertools
 import secrets
 import threading
 from collections import deque
@@ -37,7 +36,7 @@ from .counters import element_sizes, exclusive_ns, timed
 from .counters import perf_ns as perf_ns  # the stage clock, re-exported: runtime/ imports it from here
 from .errors import InvalidArgumentError, UserStopIteration, add_note
 from .naming import without_locations
-from .options import Options
+from .run import Run, SeedCounter, Session
 from .state import ERROR, NO_INPUT, OUTPUT, Field, StateFields, restore_fields, save_fields
 from .trace_hook import VECTORIZERS
 
@@ -46,9 +45,10 @@ UNKNOWN_CARDINALITY = -2
 AUTOTUNE = -1
 
 
-#: Attributes of a node that are not its arguments: its parents, the iteration counter random stages
-#: draw seeds from, and the cache of values derived from it (see :func:`derived`).
-NOT_ARGUMENTS = frozenset({"parents", "_iterations", "_derived"})
+#: Attributes of a node that are not its arguments: its parents, the counter random stages draw each
+#: iteration's number from (``core.run.SeedCounter``), and the cache of values derived from it (see
+#: :func:`derived`). Each is set once; iterating never replaces any of them.
+NOT_ARGUMENTS = frozenset({"parents", "_seeds", "_derived"})
 
 
 class Role(enum.Enum):
@@ -118,6 +118,16 @@ def derived(node: Node) -> dict:
     if cache is None:
         cache = node.__dict__["_derived"] = {}
     return cache
+
+
+def session_of(root: Node) -> Session:
+    """The memory of the pipeline ending at ``root`` across its iterations (``core.run.Session``):
+    kept with its derived values, so it goes away with the pipeline."""
+    cache = derived(root)
+    session = cache.get("session")
+    if session is None:
+        session = cache.setdefault("session", Session())
+    return session
 
 
 #: Pipelines may be 10,000 stages deep (a loop of ``concatenate``): whatever walks them is iterative,
@@ -264,20 +274,9 @@ def _built_bottom_up(method: Any) -> Any:
     return wrapper
 
 
-class Context:
-    """What iterators need from the pipeline around them: the effective options.
-
-    ``probe`` contexts build iterators only to look at the first element (element_spec); they draw
-    no iteration numbers, so probing never changes what a later real iteration yields.
-    """
-
-    def __init__(self, options: Options | None = None, probe: bool = False):
-        self.options = options if options is not None else Options()
-        self.probe = probe
-
-    def iteration_of(self, node: Node) -> int:
-        """The how-many-th iteration of ``node`` this is (tf.data's seed generator)."""
-        return 0 if self.probe else next(node._iterations)
+#: The per-iteration object every ``Node.iterator`` receives (``core.run.Run``), under the name the
+#: ops know it by.
+Context = Run
 
 
 class Access:
@@ -306,8 +305,9 @@ class Node:
     #: no data-dependent check): zip pulls whole chunks from inputs made only of such stages, since no
     #: row of a chunk can fail there (see ops/zip.py).
     never_raises: ClassVar[bool] = False
-    #: random stages draw a fresh seed per iteration from this counter (see ``Context.iteration_of``).
-    _iterations: itertools.count
+    #: random stages draw a fresh seed per iteration from this counter (see ``Run.iteration_of``);
+    #: set at construction, never replaced (a copy of the pipeline elsewhere passes ``run.Seeds``)
+    _seeds: SeedCounter
     #: the arguments a node class sets, each with its role: a subclass declares its own (see
     #: :class:`Fields`); ``name`` is an execution setting of every stage that takes one
     fields: ClassVar[Fields] = Fields(settings=("name",))
@@ -340,7 +340,7 @@ class Node:
 
     def __init__(self, *parents: Node):
         self.parents = parents
-        self._iterations = itertools.count()
+        self._seeds = SeedCounter()
 
     # --- what a subclass provides -------------------------------------------------------------
     def iterator(self, ctx: Context) -> NodeIterator:
@@ -523,7 +523,7 @@ class Node:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._iterations = itertools.count()
+        self._seeds = SeedCounter()
 
 
 #: the node type an iterator class iterates (``class TakeIterator(NodeIterator[TakeNode])``).

@@ -6,8 +6,9 @@ from typing import Any
 
 from ..core.args import integer
 from ..core.errors import DataLossError, check
-from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node
 from ..core.state import Child, Int
+from .support.elementwise import ElementwiseIterator
 
 
 class CardinalityMismatchError(DataLossError):
@@ -47,41 +48,33 @@ class AssertCardinalityNode(Node):
         return AssertCardinalityIterator(self, self.parents[0].iterator(ctx))
 
 
-class AssertCardinalityIterator(NodeIterator[AssertCardinalityNode]):
+class AssertCardinalityIterator(ElementwiseIterator[AssertCardinalityNode]):
     state_fields = (
         Child("parent"),
-        Int("count", high=lambda it, values: None if it.node.expected < 0 else it.node.expected),
+        Int("count", "position", high=lambda it, values: None if it.node.expected < 0 else it.node.expected),
     )
+    limits = True
 
-    def __init__(self, node: AssertCardinalityNode, parent: NodeIterator):
-        super().__init__(node, parent)
-        self.parent = parent
-        self.count = 0
-
-    def next_chunk(self, n: int) -> list:
+    def wanted(self, n: int) -> int:
+        # One more than expected is pulled, to tell a longer input (compute raises) from an exact one.
         expected = self.node.expected
-        limit = n if expected == INFINITE_CARDINALITY else min(n, expected - self.count)
-        try:
-            chunk = self.parent.next_chunk(max(limit, 1))
-        except StopIteration:
-            if expected != INFINITE_CARDINALITY and self.count < expected:
-                raise CardinalityMismatchError(
-                    f"{self.name}: the input was expected to contain {expected} elements but contained only "
-                    f"{self.count}"
-                ) from None
-            raise
-        if limit == 0:  # one element past the expected count
+        return n if expected == INFINITE_CARDINALITY else max(1, min(n, expected - self.position))
+
+    def compute(self, inputs: list, first: int) -> list:
+        expected = self.node.expected
+        if expected != INFINITE_CARDINALITY and first >= expected:  # one element past the expected count
+            self.position = first  # the count stays the expected one (a saved state stays valid)
             raise CardinalityMismatchError(
                 f"{self.name}: the input was expected to contain {expected} elements but contained at least "
                 f"{expected + 1}"
             )
-        self.count += len(chunk)
-        self.produced += len(chunk)
-        return chunk
+        return inputs
 
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
-
-    def reset(self) -> None:
-        self.parent.reset()
-        self.count = 0
+    def input_ended(self) -> bool:
+        expected = self.node.expected
+        if expected != INFINITE_CARDINALITY and self.position < expected:
+            raise CardinalityMismatchError(
+                f"{self.name}: the input was expected to contain {expected} elements but contained only "
+                f"{self.position}"
+            ) from None
+        return False

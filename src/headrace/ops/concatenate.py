@@ -16,6 +16,7 @@ from ..core.node import (
     derived,
 )
 from ..core.spec import common_spec
+from .support.elementwise import ElementwiseIterator
 
 _NAMES = ["this dataset", "the dataset argument"]
 
@@ -92,32 +93,27 @@ class ConcatenateNode(Node):
         return ConcatenateIterator(self, [node.iterator(ctx) for node in self.chain()])
 
 
-class ConcatenateIterator(NodeIterator[ConcatenateNode]):
+class ConcatenateIterator(ElementwiseIterator[ConcatenateNode]):
     """Every input of a chain of concatenates in turn: pulling an element is one call into the input
-    being read, whatever the chain's length (nested iterators took one Python call per concatenate:
-    a chain of 600 overflowed the stack), and the state is a flat list, not nested per concatenate."""
+    being read (``parent``), whatever the chain's length (nested iterators took one Python call per
+    concatenate: a chain of 600 overflowed the stack), and the state is a flat list, not nested per
+    concatenate."""
 
     state_keys = ("inputs", "current")
 
     def __init__(self, node: ConcatenateNode, inputs: list[NodeIterator]):
-        super().__init__(node, *inputs)
-        self.current = 0  # the input being read
+        super().__init__(node, inputs[0])
+        self.inputs = list(inputs)
+        self.current = 0  # the input being read: ``parent``
 
-    def next_chunk(self, n: int) -> list:
-        inputs = self.inputs
-        while True:
-            try:
-                chunk = inputs[self.current].next_chunk(n)
-            except StopIteration:
-                if self.current + 1 >= len(inputs):
-                    raise
-                self.current += 1
-                continue
-            self.produced += len(chunk)
-            return chunk
+    def _read(self, current: int) -> None:
+        self.current, self.parent = current, self.inputs[current]
 
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
+    def input_ended(self) -> bool:
+        if self.current + 1 >= len(self.inputs):
+            return False
+        self._read(self.current + 1)
+        return True
 
     def seek_forward(self, n: int) -> int | None:
         skipped = 0
@@ -138,13 +134,14 @@ class ConcatenateIterator(NodeIterator[ConcatenateNode]):
             if got < wanted:  # this input ended
                 if self.current + 1 >= len(self.inputs):
                     break
-                self.current += 1
+                self._read(self.current + 1)
         return skipped
 
     def reset(self) -> None:
         for source in self.inputs:
             source.reset()
-        self.current = 0
+        self._read(0)
+        self.position = 0
 
     def get_state(self) -> dict:
         return {"inputs": [source.get_state() for source in self.inputs], "current": self.current}
@@ -160,7 +157,7 @@ class ConcatenateIterator(NodeIterator[ConcatenateNode]):
                 raise fields.fail(f"inputs[{k}]", value, "a dict (a stage's state)")
         for source, value in zip(self.inputs, states):
             source.set_state(value)
-        self.current = current
+        self._read(current)
 
     def _flattened(self, state: dict) -> dict:
         """A checkpoint of the nested format (before the chain was one stage: ``first``, ``second``,

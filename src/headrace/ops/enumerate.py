@@ -10,6 +10,7 @@ from ..core.errors import check
 from ..core.node import Access, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec
 from ..core.state import Child, Int
+from .support.elementwise import ElementwiseIterator
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
@@ -58,47 +59,30 @@ class EnumerateNode(Node):
         return EnumerateIterator(self, self.parents[0].iterator(ctx))
 
 
-class EnumerateIterator(NodeIterator[EnumerateNode]):
-    state_fields = (Child("parent"), Int("index", high=2**62))  # index is added to start in int64
+class EnumerateIterator(ElementwiseIterator[EnumerateNode]):
+    # position: elements enumerated in this epoch; it is added to start in int64
+    state_fields = (Child("parent"), Int("index", "position", high=2**62))
 
     def __init__(self, node: EnumerateNode, parent: NodeIterator):
         super().__init__(node, parent)
-        self.parent = parent
-        self.index = 0  # elements enumerated in this epoch
         # As tf.data (enumerate is zip(range, input) there): an input element that fails uses up its
         # index, so indices stay the input's positions under ignore_errors. Chunks from an input
         # that may fail cannot say which element did, so those are enumerated one by one.
-        self.chunked = node.parents[0].cannot_fail()
+        self.limits = not node.parents[0].cannot_fail()
 
-    def __next__(self) -> Any:
-        try:
-            element = next(self.parent)
-        except StopIteration:
-            raise
-        except Exception:
-            self.index += 1
-            raise
-        value = np.int64(self.node.start + self.index)
-        self.index += 1
-        self.produced += 1
-        return (value, element)
+    def wanted(self, n: int) -> int:
+        return 1  # (only called when the input may fail)
 
-    def next_chunk(self, n: int) -> list:
-        if not self.chunked:
-            return super().next_chunk(n)
-        chunk = self.parent.next_chunk(n)
-        first = self.node.start + self.index
-        indices = np.arange(first, first + len(chunk), dtype=np.int64)
-        self.index += len(chunk)
-        self.produced += len(chunk)
-        return list(zip(indices, chunk))
+    def compute(self, inputs: list, first: int) -> list:
+        start = self.node.start + first
+        return list(zip(np.arange(start, start + len(inputs), dtype=np.int64), inputs))
+
+    def input_failed(self, exc: Exception) -> bool:
+        self.position += 1  # the failed element used up its index
+        return False
 
     def seek_forward(self, n: int) -> int | None:
         skipped = self.parent.seek_forward(n)
         if skipped is not None:
-            self.index += skipped
+            self.position += skipped
         return skipped
-
-    def reset(self) -> None:
-        self.parent.reset()
-        self.index = 0

@@ -8,6 +8,7 @@ from typing import Any
 from ..core.errors import CheckpointError, WorkerError, check
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.state import Child, Int
+from .support.elementwise import ElementwiseIterator
 
 logger = logging.getLogger("headrace.ignore_errors")
 
@@ -56,15 +57,18 @@ class IgnoreErrorsNode(Node):
         return IgnoreErrorsIterator(self, self.parents[0].iterator(ctx))
 
 
-class IgnoreErrorsIterator(NodeIterator[IgnoreErrorsNode]):
+class IgnoreErrorsIterator(ElementwiseIterator[IgnoreErrorsNode]):
     state_fields = (Child("parent"), Int("errors_ignored"))
 
     def __init__(self, node: IgnoreErrorsNode, parent: NodeIterator):
         super().__init__(node, parent)
-        self.parent = parent
         self.errors_ignored = 0
 
-    def _ignore(self, exc: Exception) -> None:
+    def input_failed(self, exc: Exception) -> bool:
+        # Skipping failed elements is this stage's job; worker deaths and bad checkpoints are not
+        # element errors.
+        if isinstance(exc, NOT_IGNORED):
+            return False
         self.errors_ignored += 1
         count = self.errors_ignored
         notes = " | ".join(getattr(exc, "__notes__", ()))
@@ -74,24 +78,7 @@ class IgnoreErrorsIterator(NodeIterator[IgnoreErrorsNode]):
                 logger.warning("%s: ignored error %d: %s", self.name, count, detail)
         else:
             logger.debug("%s: ignored error %d: %s", self.name, count, detail)
-
-    def next_chunk(self, n: int) -> list:
-        while True:
-            try:
-                chunk = self.parent.next_chunk(n)
-            except (StopIteration, *NOT_IGNORED):
-                raise
-            except Exception as exc:  # noqa: BLE001 (skipping failed elements is this stage's job)
-                self._ignore(exc)
-                continue
-            self.produced += len(chunk)
-            return chunk
-
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
-
-    def reset(self) -> None:
-        self.parent.reset()
+        return True
 
     def counters(self) -> dict:
         return {**super().counters(), "errors_ignored": self.errors_ignored}

@@ -136,6 +136,7 @@ class MapNode(Node):
             deterministic=deterministic,
             executor=self.executor,
             iteration=iteration,
+            run=ctx,
         )
 
 

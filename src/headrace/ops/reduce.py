@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import Context, Node, note_stage
+from ..core.node import Context, Node, note_stage, session_of
 from ..core.options import Options
 from .support.user_state import as_state, check_new_state
 
@@ -26,7 +26,7 @@ def reduce(node: Node, initial_state: Any, reduce_func: Callable, options: Optio
         )
     state = as_state(initial_state, "initial_state")
     stage = f"reduce({describe(reduce_func)})"
-    iterator = node.iterator(Context(options))
+    iterator = node.iterator(Context(options, session=session_of(node)))
     position = 0
     try:
         while True:

@@ -10,6 +10,7 @@ from ..core.args import integer
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.state import Child, Int
+from .support.elementwise import ElementwiseIterator
 
 
 class RepeatNode(Node):
@@ -79,49 +80,35 @@ class RepeatNode(Node):
         return RepeatIterator(self, self.parents[0].iterator(ctx))
 
 
-class RepeatIterator(NodeIterator[RepeatNode]):
+class RepeatIterator(ElementwiseIterator[RepeatNode]):
     state_fields = (
         Child("parent"),
         Int("epoch", high=lambda it, values: None if it.node.count == -1 else it.node.count),
-        Int("in_epoch"),
+        Int("in_epoch", "position"),
     )
+    limits = True
 
     def __init__(self, node: RepeatNode, parent: NodeIterator):
         super().__init__(node, parent)
-        self.parent = parent
-        self.epoch = 0
-        self.in_epoch = 0  # elements yielded in the current epoch
+        self.epoch = 0  # position: elements yielded in the current epoch
 
-    def _next_epoch(self) -> bool:
-        if self.in_epoch == 0:
-            return False  # an empty epoch: stop rather than loop forever
-        self.epoch += 1
-        self.in_epoch = 0
-        if self.node.count != -1 and self.epoch >= self.node.count:
-            return False
-        self.parent.reset()
-        return True
-
-    def next_chunk(self, n: int) -> list:
+    def wanted(self, n: int) -> int:
         if self.node.count != -1 and self.epoch >= self.node.count:
             raise StopIteration
-        while True:
-            try:
-                chunk = self.parent.next_chunk(n)
-            except StopIteration:
-                if not self._next_epoch():
-                    if self.node.count != -1:
-                        self.epoch = self.node.count  # stays finished on later calls
-                    raise
-                continue
-            self.in_epoch += len(chunk)
-            self.produced += len(chunk)
-            return chunk
+        return n
 
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
+    def input_ended(self) -> bool:
+        """The next epoch starts, unless this one was empty (stop rather than loop forever) or the last."""
+        count = self.node.count
+        if self.position:
+            self.epoch += 1
+            self.position = 0
+            if count == -1 or self.epoch < count:
+                self.parent.reset()
+                return True
+        if count != -1:
+            self.epoch = count  # stays finished on later calls
+        return False
 
-    def reset(self) -> None:
-        self.parent.reset()
+    def restarted(self) -> None:
         self.epoch = 0
-        self.in_epoch = 0

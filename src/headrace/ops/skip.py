@@ -10,6 +10,7 @@ from ..core.args import integer
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.state import Bool, Child, Int
+from .support.elementwise import ElementwiseIterator
 
 
 class SkipNode(Node):
@@ -58,16 +59,17 @@ class SkipNode(Node):
         return SkipIterator(self, self.parents[0].iterator(ctx))
 
 
-class SkipIterator(NodeIterator[SkipNode]):
+class SkipIterator(ElementwiseIterator[SkipNode]):
     state_fields = (
         Child("parent"),
         Bool("skipped"),
         Int("dropped", high=lambda it, values: None if it.node.count == -1 else it.node.count),
     )
 
+    limits = True
+
     def __init__(self, node: SkipNode, parent: NodeIterator):
         super().__init__(node, parent)
-        self.parent = parent
         self.skipped = False
         self.dropped = 0  # dropped so far by a skip an upstream error interrupted (kept in the state)
 
@@ -86,22 +88,16 @@ class SkipIterator(NodeIterator[SkipNode]):
                 break
         self.skipped, self.dropped = True, 0
 
-    def next_chunk(self, n: int) -> list:
+    def wanted(self, n: int) -> int:
         if not self.skipped:
             self._skip()
-        chunk = self.parent.next_chunk(n)
-        self.produced += len(chunk)
-        return chunk
-
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
+        return n
 
     def seek_forward(self, n: int) -> int | None:
         if not self.skipped:
             self._skip()
         return self.parent.seek_forward(n)
 
-    def reset(self) -> None:
-        self.parent.reset()
+    def restarted(self) -> None:
         self.skipped = False
         self.dropped = 0

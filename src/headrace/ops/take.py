@@ -8,8 +8,9 @@ import numpy as np
 
 from ..core.args import integer
 from ..core.errors import check
-from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
+from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node
 from ..core.state import Child, Int
+from .support.elementwise import ElementwiseIterator
 
 
 class TakeNode(Node):
@@ -58,37 +59,29 @@ class TakeNode(Node):
         return TakeIterator(self, self.parents[0].iterator(ctx))
 
 
-class TakeIterator(NodeIterator[TakeNode]):
+class TakeIterator(ElementwiseIterator[TakeNode]):
     state_fields = (
         Child("parent"),
-        Int("taken", "produced", high=lambda it, values: None if it.node.count == -1 else it.node.count),
+        Int("taken", "position", high=lambda it, values: None if it.node.count == -1 else it.node.count),
     )
+    limits = True
 
-    def __init__(self, node: TakeNode, parent: NodeIterator):
-        super().__init__(node, parent)
-        self.parent = parent
-
-    def next_chunk(self, n: int) -> list:
+    def wanted(self, n: int) -> int:
         count = self.node.count
         if count != -1:
-            n = min(n, count - self.produced)
+            n = min(n, count - self.position)
             if n <= 0:
                 raise StopIteration
-        chunk = self.parent.next_chunk(n)
-        self.produced += len(chunk)
-        return chunk
-
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
+        return n
 
     def seek_forward(self, n: int) -> int | None:
         if self.node.count != -1:
-            n = max(0, min(n, self.node.count - self.produced))
+            n = max(0, min(n, self.node.count - self.position))
         skipped = self.parent.seek_forward(n)
         if skipped is not None:
+            self.position += skipped
             self.produced += skipped
         return skipped
 
-    def reset(self) -> None:
-        self.parent.reset()
-        self.produced = 0
+    def restored(self) -> None:
+        self.produced = self.position

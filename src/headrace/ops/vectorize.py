@@ -989,6 +989,7 @@ class VectorizedMapIterator(NodeIterator):
             deterministic=deterministic,
             executor=node.executor,
             iteration=m.iteration,
+            run=self.ctx,
         )
         first = m.position - len(elements or ())
         parallel.start_at(m.position, m.epoch, m.produced, list(enumerate(elements or (), start=first)))

@@ -31,8 +31,9 @@ The rule, from those numbers (:func:`decide`):
   also caps processes at ``wall / transport`` calls at once. So a function that releases the GIL gets
   threads, and so does one whose elements cost more to move than to compute.
 
-The choice is made once per stage of a pipeline, at its first iteration, and kept (:func:`remember`)
-for every later epoch and ``iter()`` of it; ``executor=`` skips the probe. ``Dataset.explain()`` and
+The choice is made once per stage of a pipeline, at its first iteration, and kept in the pipeline's
+session (``core/run.py``: ``Run.remember``) for every later epoch and ``iter()`` of it; ``executor=``
+skips the probe. ``Dataset.explain()`` and
 ``it.stats().report()`` show the reason.
 
 >>> import time
@@ -47,7 +48,6 @@ import dataclasses
 import os
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from time import process_time_ns, thread_time_ns
@@ -106,30 +106,6 @@ class Measured(TypedDict):
     cpu_seconds: float | None
     wall_seconds: float | None
     gil_fraction: float | None
-
-
-# --- remembered choices: one per stage per pipeline ----------------------------------------------
-# Keyed weakly by the stage's (immutable) node: the run-time state of the pipeline lives beside its
-# description, not in it, and goes away with it.
-_choices: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
-
-
-def remembered(node: Any) -> Choice | None:
-    """The choice made for ``node`` by an earlier iteration, if any."""
-    with _lock:
-        return _choices.get(node)
-
-
-def remember(node: Any, choice: Choice) -> None:
-    with _lock:
-        _choices.setdefault(node, choice)
-
-
-def replace(node: Any, choice: Choice) -> None:
-    """A choice revised by what a running stage delivered (kept for later iterations too)."""
-    with _lock:
-        _choices[node] = choice
 
 
 # --- measuring --------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from ..core import counters
 from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result
+from ..core.run import Run
 from ..core.state import encode_element
 from . import choose, worker
 from .calls import apply
@@ -88,8 +89,10 @@ class ParallelMapIterator(NodeIterator):
         deterministic: bool,
         executor: str | None,
         iteration: int,
+        run: Run,
     ):
         super().__init__(node, parent)
+        self.run = run  # where the executor choice is kept (``core/run.py``)
         self.parent = parent
         self.fn = node.map_func
         self.seed = node.seed
@@ -175,7 +178,7 @@ class ParallelMapIterator(NodeIterator):
     def _choose(self) -> None:
         # Once per stage per pipeline: a later epoch or iter() reuses the first measurement, so a
         # busy moment can never flip the executor between epochs.
-        choice = choose.remembered(self.node)
+        choice = self.run.choice(self.node)
         if choice is None:
             positions: list[int] = []
             while self.workers > 1 and available_cpus() > 1 and len(positions) < choose.PROBE_ELEMENTS:
@@ -209,7 +212,7 @@ class ParallelMapIterator(NodeIterator):
                 self._mark_ready(position, ok, value)
             self.queued.extend(positions[len(outcomes) :])
             if choice.final:  # else (a short first epoch, an error) the next iteration measures again
-                choose.remember(self.node, choice)
+                self.run.remember(self.node, choice)
         self.kind, self.kind_reason, self.gil_fraction = choice.kind, choice.reason, choice.gil_fraction
         self.gil_range = choice.gil_range
         if choice.kind in ("process", "thread") and choice.gil_fraction is not None and not choice.tried:
@@ -492,7 +495,7 @@ class ParallelMapIterator(NodeIterator):
             tried=True,
             gil_range=self.gil_range,
         )
-        choose.replace(self.node, choice)
+        self.run.remember(self.node, choice, revised=True)
 
     def _clear_win(self, per_element: float) -> bool:
         """Keep threads without trying inline when they cost the consumer well under what an element
@@ -512,7 +515,7 @@ class ParallelMapIterator(NodeIterator):
             "consumer's thread would pay at least): kept threads"
         )
         choice = choose.Choice("thread", self.kind_reason, gil_fraction=self.gil_fraction, tried=True)
-        choose.replace(self.node, choice)
+        self.run.remember(self.node, choice, revised=True)
         return True
 
     def __next__(self) -> Any:

@@ -12,7 +12,6 @@ closes or the parent dies, removing any shared memory file it wrote that nobody 
 from __future__ import annotations
 
 import faulthandler
-import itertools
 import os
 import pickle
 import signal
@@ -22,7 +21,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from ..core.errors import WorkerError
-from ..core.node import Context, perf_ns
+from ..core.node import perf_ns
+from ..core.run import Run, Seeds
 from .calls import apply
 from .messages import (
     BadMessage,
@@ -184,11 +184,9 @@ def _pipeline_job(conn: Connection, job: PipelineJob, writer: SegmentWriter) -> 
     if loaded:
         options, iteration = job.options, job.iteration
         try:
-            for stage in node.walk():
-                # Random stages draw one seed per iteration: the parent's iteration number, so a
-                # new iter() of the dataset reshuffles as it would serially.
-                stage._iterations = itertools.count(iteration)
-            it = node.iterator(Context(options))
+            # Random stages draw one seed per iteration: the parent's iteration number, so a new
+            # iter() of the dataset reshuffles as it would serially.
+            it = node.iterator(Run(options, seeds=Seeds(node, iteration)))
         except BaseException as exc:  # noqa: BLE001
             conn.send_bytes(pack(InitFailed(pack_error(exc))))
     try:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..core.node import Node, derived, post_order, tree_lines
+from ..core.node import Node, derived, post_order, session_of, tree_lines
 from ..core.options import Options
-from ..runtime import choose
+from ..core.run import Session
 
 _PLURAL = {"thread": "threads", "process": "processes", "inline": "inline, in the consumer's thread"}
 
@@ -104,15 +104,15 @@ def explain(root: Node, options: Options, prefetch: Callable[[Node], Node] | Non
     vectorized += plan.staying
     if vectorized:
         text += ["vectorised maps:", *vectorized]
-    executors = executor_lines(plan.optimised)
+    executors = executor_lines(plan.optimised, session_of(root))
     if executors:
         text += ["executors:", *executors]
     return "\n".join(text)
 
 
-def executor_lines(root: Node) -> list[str]:
+def executor_lines(root: Node, session: Session) -> list[str]:
     """Where each parallel map runs and why: given by ``executor=``, or measured at the pipeline's
-    first iteration and kept for every later one (see :mod:`headrace.runtime.choose`)."""
+    first iteration and kept in its ``session`` for every later one (see :mod:`headrace.runtime.choose`)."""
     out = []
     for node in root.walk():
         if not node.chooses_executor or getattr(node, "num_parallel_calls", None) is None:
@@ -121,7 +121,7 @@ def executor_lines(root: Node) -> list[str]:
         if given is not None:
             out.append(f"- {node!r}: {_PLURAL[given]} (executor={given!r} was given)")
             continue
-        choice = choose.remembered(node)
+        choice = session.choice(node)
         if choice is None:
             out.append(
                 f"- {node!r}: threads or processes, chosen by measuring map_func at the first iteration "

@@ -1,8 +1,13 @@
-"""The iterator of element-wise ops (map, filter, take_while, scan): each input gives at most one output.
+"""The iterator of element-wise ops: each input gives at most one output, in order.
 
-An op fills in :meth:`~headrace.core.node.NodeIterator.compute`, the outputs of a chunk of inputs;
-this class pulls the chunks, counts positions, serves what a failure left owed first and saves its
-state (``parent``, ``position``, ``owed``). See docs/CONTRIBUTING.md, "The element path".
+An op fills in :meth:`~headrace.core.node.NodeIterator.compute`, the outputs of a chunk of inputs
+(map, filter, take_while, scan, unique, enumerate; a pass-through op keeps the default, the inputs
+themselves); this class pulls the chunks, counts positions, serves what a failure left owed first and
+saves its state (``parent``, ``position``, ``owed``). Ops that decide how much to pull or what the end
+of their input means fill in the hooks too: :meth:`~ElementwiseIterator.wanted` (take, skip,
+assert_cardinality, repeat), :meth:`~ElementwiseIterator.input_ended` (repeat, assert_cardinality)
+and :meth:`~ElementwiseIterator.input_failed` (ignore_errors, enumerate). See docs/CONTRIBUTING.md,
+"The element path".
 """
 
 from __future__ import annotations
@@ -24,6 +29,15 @@ class ElementwiseIterator(NodeIterator[NodeT]):
 
     state_fields: ClassVar[tuple[Field, ...]] = (Child("parent"), Int("position"), Owed())
     done = False
+    #: the op decides how many inputs each pull asks for (:meth:`wanted`); False skips the call
+    limits = False
+    #: the op computes outputs (it fills in :meth:`compute`); False: its outputs are its inputs, passed
+    #: on without a call (set by ``__init_subclass__``)
+    computes: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.computes = cls.compute is not ElementwiseIterator.compute
 
     def __init__(self, node: NodeT, parent: NodeIterator):
         super().__init__(node, parent)
@@ -37,10 +51,20 @@ class ElementwiseIterator(NodeIterator[NodeT]):
             elif self.done:
                 raise StopIteration
             else:
-                chunk = self.parent.next_chunk(n)
+                want = self.wanted(n) if self.limits else n
+                try:
+                    chunk = self.parent.next_chunk(want)
+                except StopIteration:
+                    if self.input_ended():
+                        continue
+                    raise
+                except Exception as exc:
+                    if self.input_failed(exc):
+                        continue
+                    raise
                 first = self.position
                 self.position = first + len(chunk)
-                out = self.compute(chunk, first)
+                out = self.compute(chunk, first) if self.computes else chunk
             if out:
                 self.produced += len(out)
                 return out
@@ -53,6 +77,26 @@ class ElementwiseIterator(NodeIterator[NodeT]):
         self.position = 0
         self.__dict__.pop("done", None)
         self.restarted()
+
+    def compute(self, inputs: list, first: int) -> list:
+        """The outputs of ``inputs`` (see ``NodeIterator.compute``); by default the inputs: a stage
+        that only decides how many elements pass (take, skip, repeat) fills in no more than hooks."""
+        return inputs
+
+    def wanted(self, n: int) -> int:
+        """How many inputs to pull for a chunk of ``n`` (called when ``limits``): fewer, or raise
+        StopIteration to end the epoch without pulling."""
+        return n
+
+    def input_ended(self) -> bool:
+        """The input ended: True to pull again (repeat's next epoch), False to end (the default), or
+        raise an error of the op's own (assert_cardinality)."""
+        return False
+
+    def input_failed(self, exc: Exception) -> bool:
+        """Pulling raised ``exc``, the error of the input's next element: True to pull again
+        (ignore_errors), False to raise it (the default)."""
+        return False
 
     def restarted(self) -> None:
         """Called by ``reset``: start the op's own values (scan's state) again."""
