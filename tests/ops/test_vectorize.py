@@ -381,3 +381,169 @@ def test_seeded_checkpoints_restore_exactly_and_match_per_element_states():
     for _ in range(3):
         next(on), next(per_element)
     assert on.get_state()["state"] == per_element.get_state()["state"]
+
+
+# --- image decoders and the augment ops after them ------------------------------------------------------
+IMAGE = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+def image_records(sizes, encode="jpeg", channels=3, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, (h, w) in enumerate(sizes):
+        c = channels[i % len(channels)] if isinstance(channels, tuple) else channels
+        pixels = rng.integers(0, 255, (h, w, c), dtype=np.uint8)
+        data = tf.image.encode_jpeg(pixels) if encode == "jpeg" else tf.image.encode_png(pixels)
+        if encode == "mixed":
+            data = (tf.image.encode_jpeg if i % 2 else tf.image.encode_png)(pixels)
+        out.append(tf.io.serialize_example({"image": data, "label": i}))
+    return np.array(out, dtype=object)
+
+
+def decode_augment(record, rng):
+    ex = tf.io.parse_single_example(record, IMAGE)
+    image = tf.io.decode_jpeg(ex["image"], channels=3)
+    image = tf.image.random_crop(image, [12, 10, 3], rng=rng)
+    image = tf.image.random_flip_left_right(image, rng=rng)
+    image = tf.image.convert_image_dtype(image, tf.float32)
+    image = tf.image.resize(image, (8, 8))
+    return tf.cast(image * 255.0, tf.uint8), ex["label"]
+
+
+@pytest.mark.parametrize("sizes", [[(16, 14)] * 9, [(16, 14), (20, 12), (13, 30)] * 3])
+def test_decode_and_augment_run_vectorised_with_the_per_element_draws(sizes):
+    data = image_records(sizes)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5).batch(4)
+
+    ds = make()
+    got, text = check(ds, reference=make())
+    assert "io.decode_jpeg, image.random_crop, image.random_flip_left_right" in text
+    assert "image.resize" in text
+    # Images of several sizes in a batch run row by row up to the crop, which makes them one size.
+    assert ("held values of several sizes" in text) is (len(set(sizes)) > 1)
+    assert [b[1].tolist() for b in got] == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+
+
+@pytest.mark.parametrize(
+    "decode",
+    [
+        lambda b: tf.io.decode_jpeg(b),
+        lambda b: tf.io.decode_jpeg(b, channels=3),
+        lambda b: tf.io.decode_png(b, channels=3),
+        lambda b: tf.io.decode_image(b, channels=3, expand_animations=False),
+        lambda b: tf.io.decode_image(b, dtype=tf.float32),
+    ],
+)
+@pytest.mark.parametrize("encode, channels", [("jpeg", 3), ("jpeg", (3, 1)), ("mixed", 3), ("png", (1, 3))])
+def test_each_decoder_equals_per_element(decode, encode, channels):
+    # Same-size images of one or several formats and channel counts: stacked when the decoded shapes
+    # agree, the per-element run's error (batch refuses the shapes) when they do not.
+    data = image_records([(9, 7)] * 6, encode, channels)
+
+    def fn(record):
+        return tf.cast(decode(tf.io.parse_single_example(record, IMAGE)["image"]), tf.float32)
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(3)
+    try:
+        expected = list(off(ds))
+    except Exception as exc:
+        with pytest.raises(type(exc)):
+            list(ds)
+        return
+    got = list(ds)
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    assert "vectorised, one traced call per batch" in ds.explain()
+
+
+def test_decoded_images_of_several_sizes_without_a_crop_fail_as_batch_does():
+    data = image_records([(8, 8), (8, 8), (9, 8), (8, 8)])
+
+    def fn(record):
+        return tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(2)
+    errors = []
+    for variant in (ds, off(ds)):
+        it = iter(variant)
+        first = next(it)
+        with pytest.raises(Exception) as info:
+            next(it)
+        errors.append((first.shape, type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
+
+
+def test_a_damaged_image_raises_as_per_element():
+    data = image_records([(16, 14)] * 6)
+    data[4] = tf.io.serialize_example({"image": b"\xff\xd8\xff not a jpeg", "label": 4})
+    ds = tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=1).batch(3)
+    errors = []
+    for variant in (ds, off(ds)):
+        it = iter(variant)
+        next(it)
+        with pytest.raises(Exception) as info:
+            next(it)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
+    assert issubclass(errors[0][0], tf.errors.DataLossError)
+
+
+def test_the_shape_of_a_decoded_image_stays_per_element():
+    # Its size differs between elements (TF's static shape is (None, None, 3)): a function that reads it
+    # runs per element, and explain says why.
+    data = image_records([(10, 9), (12, 9)] * 2)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        return tf.shape(image)
+
+    def by_attribute(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        return tf.cast(image, tf.float32)[: image.shape[0] // 2]
+
+    for f in (fn, by_attribute):
+        ds = tf.data.Dataset.from_tensor_slices(data).map(f).batch(1)
+        _, text = check(ds, vectorised=False)
+        assert "whose size differs between elements" in text
+
+
+def test_random_image_ops_need_the_maps_rng():
+    data = image_records([(10, 9)] * 4)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        return tf.image.random_crop(image, [4, 4, 3], seed=3)
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(2)
+    list(ds)
+    assert "image.random_crop without the map's rng=" in ds.explain()
+
+
+def test_jpegs_of_one_size_decode_into_one_array_as_the_op_decodes_them():
+    from headrace.image import decode as decoders
+
+    rng = np.random.default_rng(1)
+    colour = [tf.image.encode_jpeg(rng.integers(0, 255, (6, 5, 3), dtype=np.uint8)) for _ in range(3)]
+    gray = tf.image.encode_jpeg(rng.integers(0, 255, (6, 5, 1), dtype=np.uint8))
+    out = vectorize._decode_jpegs_into_one(decoders, colour + [gray], 3)
+    assert out is not None and out.shape == (4, 6, 5, 3)
+    for row, data in zip(out, colour + [gray]):
+        assert np.array_equal(row, tf.io.decode_jpeg(data, channels=3))
+    # What the op decodes otherwise (grey as stored, another size, not a JPEG): element by element.
+    assert vectorize._decode_jpegs_into_one(decoders, colour + [gray], 0) is None
+    other = tf.image.encode_jpeg(np.zeros((7, 5, 3), np.uint8))
+    assert vectorize._decode_jpegs_into_one(decoders, colour + [other], 3) is None
+    png = tf.image.encode_png(np.zeros((6, 5, 3), np.uint8))
+    assert vectorize._decode_jpegs_into_one(decoders, colour + [png], 3) is None
+
+
+def test_decode_augment_checkpoints_restore_exactly():
+    data = image_records([(16, 14), (20, 12)] * 4)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=2).batch(3)
+
+    check_checkpoints(make, stride=1)

@@ -86,12 +86,25 @@ class Graph:
     steps: list[Step] = field(default_factory=list)
     random: bool = False
 
-    def value(self, name: str, fn: Callable, args: tuple[Tracer, ...], example: Any) -> Tracer:
+    def value(
+        self,
+        name: str,
+        fn: Callable,
+        args: tuple[Tracer, ...],
+        example: Any,
+        varies: Any = ...,
+    ) -> Tracer:
+        """A new value, ``fn(run, *args)``. ``varies``: which of its dimensions may differ between
+        elements (None: none); by default every one when an argument's size varies (a decoded image)."""
         for arg in args:
             if arg.graph is not self:
                 raise Unsupported("a traced value from another trace (a value kept between calls)")
+        if varies is ...:
+            varies = (True,) * np.ndim(example) if any(arg.varies for arg in args) else None
         self.steps.append(Step(name, fn, tuple(arg.index for arg in args)))
-        return Tracer(self, self.n_inputs + len(self.steps) - 1, example, name)
+        tracer = Tracer(self, self.n_inputs + len(self.steps) - 1, example, name)
+        tracer.varies = varies if varies is not None and any(varies) else None
+        return tracer
 
     def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
         rule = RULES.get(name)
@@ -119,6 +132,43 @@ class Run:
             self._rngs = [element_rng(*key) for key in self.keys]
         return self._rngs
 
+    def row(self, i: int) -> Run:
+        """Element ``i`` alone, drawing from the same generator (its stream goes on across steps)."""
+        return _RowRun(self, i)
+
+
+class _RowRun(Run):
+    def __init__(self, parent: Run, i: int):
+        super().__init__(1, None if parent.keys is None else parent.keys[i : i + 1])
+        self.parent, self.i = parent, i
+
+    def rngs(self) -> list[np.random.Generator]:
+        return [self.parent.rngs()[self.i]]
+
+
+class Rows(list):
+    """A batch whose elements differ in shape (decoded images of several sizes), one array a row:
+    the ops that follow run row by row until their results agree in shape again (then they stack)."""
+
+
+def _per_row(step: Step, run: Run, values: list) -> Any:
+    """``step`` on a batch holding :class:`Rows`: its batched call on each row alone."""
+    outs = []
+    for i in range(run.n):
+        row = [v[i][None] if isinstance(v, Rows) else v[i : i + 1] for v in values]
+        out = step.fn(run.row(i), *row)
+        if not isinstance(out, np.ndarray) or out.shape[:1] != (1,):
+            raise Unsupported(f"{step.name} row by row gave a {type(out).__name__}, not one row")
+        outs.append(out[0])
+    return _stack_rows(outs)
+
+
+def _stack_rows(outs: list) -> Any:
+    first = outs[0]
+    if all(o.shape == first.shape and o.dtype == first.dtype for o in outs):
+        return np.stack(outs)
+    return Rows(outs)
+
 
 def untraced(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     """``fn`` run for real (on example values) while a trace is recorded."""
@@ -144,15 +194,21 @@ class Tracer:
     trace, and the map runs per element.
     """
 
-    __slots__ = ("example", "graph", "index", "op")
+    __slots__ = ("example", "graph", "index", "op", "varies")
     __array_ufunc__ = None  # numpy operators defer to ours; numpy ufuncs on a tracer raise
     __hash__ = object.__hash__
 
     def __init__(self, graph: Graph, index: int, example: Any, op: str):
         self.graph, self.index, self.example, self.op = graph, index, example, op
+        self.varies: tuple[bool, ...] | None = None  # dimensions whose size differs between elements
 
     @property
     def shape(self) -> tuple[int, ...]:
+        if self.varies:
+            raise Unsupported(
+                f"the shape of {self.op}'s result, whose size differs between elements (as TF's static "
+                "shape has None there)"
+            )
         return np.shape(self.example)
 
     @property
@@ -179,7 +235,7 @@ class Tracer:
     tolist = _refuse(".tolist()")
 
     def __repr__(self) -> str:
-        return f"<Tracer {self.op}: per-element shape {self.shape}>"
+        return f"<Tracer {self.op}: per-element shape {np.shape(self.example)}>"
 
     def astype(self, dtype: Any) -> Tracer:
         return elementwise(self.graph, "astype", lambda x: x.astype(dtype), (self,), {})
@@ -286,15 +342,20 @@ def elementwise(
     rank = max(np.ndim(a.example if isinstance(a, Tracer) else a) for a in args)
     pads = [(None,) * (rank - args[i].ndim) for i in traced]
     fixed = list(args)
+    if len(traced) == 1 and np.shape(example) == np.shape(args[traced[0]].example):
+        varies = args[traced[0]].varies  # x op scalar: x's sizes
+    else:
+        varies = ...
+
     if fast is not None and len(traced) == 1 and not pads[0] and not kwargs:
         position = traced[0]
         if len(args) == 1:
-            return graph.value(name, lambda run, v: fast(v), (args[0],), example)
+            return graph.value(name, lambda run, v: fast(v), (args[0],), example, varies)
         if len(args) == 2:
             other = args[1 - position]
             if position == 0:
-                return graph.value(name, lambda run, v: fast(v, other), (args[0],), example)
-            return graph.value(name, lambda run, v: fast(other, v), (args[1],), example)
+                return graph.value(name, lambda run, v: fast(v, other), (args[0],), example, varies)
+            return graph.value(name, lambda run, v: fast(other, v), (args[1],), example, varies)
 
     def run(_run: Run, *values: Any) -> Any:
         call = fixed.copy()
@@ -302,7 +363,7 @@ def elementwise(
             call[i] = value[(slice(None),) + pad] if pad else value
         return fn(*call, **kwargs)
 
-    return graph.value(name, run, tuple(args[i] for i in traced), example)
+    return graph.value(name, run, tuple(args[i] for i in traced), example, varies)
 
 
 def _elementwise_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
@@ -434,6 +495,8 @@ def _reshape(graph: Graph, name: str, fn: Callable, x: Tracer, shape: Any) -> Tr
     _no_tracers(name, shape)
     target = [int(s) for s in np.asarray(shape).reshape(-1).tolist()]
     example = untraced(fn, x.example, target)
+    if x.varies:
+        raise Unsupported(f"{name} of {x.op}'s result, whose size differs between elements")
     if isinstance(x.example, (np.ndarray, np.generic)):
         # The op's checks passed on the example, whose shape every row has: numpy's reshape.
         shape = tuple(np.shape(example))
@@ -458,6 +521,8 @@ def _squeeze_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: di
     x, rest, _ = _single_input(graph, name, fn, args, kwargs)
     example = untraced(fn, x.example, **rest)
     axis = rest.get("axis")
+    if axis is None and x.varies:
+        raise Unsupported(f"{name} without axis of {x.op}'s result, whose size differs between elements")
     axes = (
         [i for i, s in enumerate(x.shape) if s == 1]
         if axis is None
@@ -517,6 +582,8 @@ def _one_hot_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: di
 def _shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
     # Per-element shapes are static in a trace (each batch's input shapes are checked against it).
     x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.varies:
+        raise Unsupported(f"{name} of {x.op}'s result, whose size differs between elements")
     return untraced(fn, x.example, **rest)
 
 
@@ -525,7 +592,107 @@ def _image_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict
     if x.ndim != 3:
         raise Unsupported(f"{name} of a value of rank {x.ndim} (an image of rank 3 is vectorised)")
     example = untraced(fn, x.example, **rest)
-    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example, x.varies)
+
+
+def _resize_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``resize`` of one image per element: the op resizes a batch image by image (same kernels)."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.ndim != 3:
+        raise Unsupported(f"{name} of a value of rank {x.ndim} (an image of rank 3 is vectorised)")
+    example = untraced(fn, x.example, **rest)
+    channels = bool(x.varies and x.varies[-1])
+    varies = (True, True, channels) if rest.get("preserve_aspect_ratio") else (False, False, channels)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example, varies)
+
+
+_DECODE_OPTIONS = {  # the options under which decode_batch's direct JPEG path gives the op's pixels
+    "io.decode_jpeg": {
+        "ratio": 1,
+        "fancy_upscaling": True,
+        "try_recover_truncated": False,
+        "acceptable_fraction": ...,
+        "dct_method": "",
+        "name": ...,
+    },
+    "io.decode_image": {"dtype": np.uint8, "name": ..., "expand_animations": ...},
+}
+
+
+def _decode_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """An image decoder on each element's bytes: one call decodes the batch (JPEGs of one size straight
+    into the stacked output through libjpeg-turbo; anything else element by element, with the op). The
+    images' sizes differ between elements: when they differ within a batch it is :class:`Rows`, and
+    the ops that follow run row by row until a crop or resize makes the sizes agree."""
+    from ..image import decode as decoders  # noqa: PLC0415 (loaded by then: fn is its op)
+
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.ndim != 0:
+        raise Unsupported(f"{name} of a value of rank {x.ndim} (one encoded image per element)")
+    example = untraced(fn, x.example, **rest)
+    rank = np.ndim(example)
+    channels = rest.get("channels", 0) or 0
+    wanted = _DECODE_OPTIONS.get(name)
+    direct = (
+        wanted is not None
+        and decoders.simplejpeg is not None
+        and type(channels) is int
+        and channels in (0, 3)
+        and all(
+            wanted[k] is ... or (rest[k] == wanted[k] and type(rest[k]) is type(wanted[k]))
+            if k != "dtype"
+            else np.dtype(rest[k]) == np.uint8
+            for k in rest
+            if k in wanted
+        )
+        and not (set(rest) - set(wanted) - {"channels"})
+    )
+
+    def one(data: Any) -> np.ndarray:
+        image = fn(data, **rest)
+        if np.ndim(image) != rank:  # an animated GIF among still images: the per-element run batches it
+            raise Unsupported(f"{name} gave an image of rank {np.ndim(image)}, not {rank}")
+        return image
+
+    def run(run_: Run, batch: np.ndarray) -> Any:
+        items = list(batch.reshape(-1))
+        if direct and all(type(d) is bytes for d in items):
+            out = _decode_jpegs_into_one(decoders, items, channels)
+            if out is not None:
+                return out
+        return _stack_rows([one(d) for d in items])
+
+    return graph.value(name, run, (x,), example, (True, True, channels == 0)[:rank] if rank == 3 else None)
+
+
+def _decode_jpegs_into_one(decoders: Any, items: list[bytes], channels: int) -> np.ndarray | None:
+    """JPEGs of one size whose per-element decode is libjpeg-turbo to RGB with the fast DCT (the
+    op's usual path), decoded into one ``(N, H, W, 3)`` array; None when any is not."""
+    simplejpeg, jpeg = decoders.simplejpeg, decoders._JPEG
+    size = None
+    for data in items:
+        if data[:3] != jpeg:
+            return None
+        try:
+            height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data)
+        except ValueError:
+            return None
+        if not (colorspace == "YCbCr" or (channels == 3 and colorspace in ("RGB", "Gray"))):
+            return None
+        if size is None:
+            size = (height, width)
+            if height * width > decoders._pixel_budget():
+                return None
+        elif (height, width) != size:
+            return None
+    assert size is not None
+    out = np.empty((len(items), *size, 3), np.uint8)
+    try:
+        for i, data in enumerate(items):
+            simplejpeg.decode_jpeg(data, "RGB", True, buffer=out[i])
+    except ValueError:
+        return None  # the op, element by element, says what is wrong
+    return out
 
 
 def _scalar_bytes_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
@@ -599,6 +766,22 @@ def _random_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dic
     return graph.value(name, run_rows, (bound[key],), example)
 
 
+def _random_crop_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``random_crop`` row by row from each element's stream; a fixed ``size`` fixes the result's size
+    (a batch of decoded images of several sizes stacks again here)."""
+    bound = _bind(fn, args, kwargs)
+    if bound.get("rng") is not RNG:
+        raise Unsupported(f"{name} without the map's rng= (map(f, seed=S) passes one)")
+    out = _random_rule(graph, name, fn, args, kwargs)
+    value, size = bound.get("value"), bound.get("size")
+    if isinstance(value, Tracer) and value.varies and isinstance(size, (list, tuple)):
+        if all(type(s) is int for s in size) and len(size) == value.ndim:
+            out.varies = None
+        elif len(size) == 2 and value.ndim == 3 and all(type(s) is int for s in size):
+            out.varies = (False, False, True) if value.varies[-1] else None
+    return out
+
+
 def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
     bound = _bind(fn, args, kwargs)
     image = bound.get("image")
@@ -608,16 +791,17 @@ def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs
         raise Unsupported(f"{name} of a value that is not one traced image")
     example = untraced(fn, image.example, rng=np.random.default_rng(0))
     graph.random = True
+    varies = image.varies
 
     def run(run_: Run, batch: np.ndarray) -> np.ndarray:
         # The per-element op draws one random() per image: the same draw from each element's stream.
-        chosen = np.flatnonzero(np.array([rng.random() for rng in run_.rngs()]) < 0.5)
-        out = batch.copy()
-        if chosen.size:
-            out[chosen] = batch[chosen, :, ::-1]
+        flips = [rng.random() < 0.5 for rng in run_.rngs()]
+        out = np.empty_like(batch)
+        for i, flip in enumerate(flips):  # row by row: slice copies, faster than a fancy-index gather
+            out[i] = batch[i, :, ::-1] if flip else batch[i]
         return out
 
-    return graph.value(name, run, (image,), example)
+    return graph.value(name, run, (image,), example, varies)
 
 
 _ELEMENTWISE = (
@@ -642,7 +826,11 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "io.decode_raw": _scalar_bytes_rule,
     "image.flip_left_right": _image_rule,
     "image.random_flip_left_right": _random_flip_rule,
-    "image.random_crop": _random_rule,
+    "image.random_crop": _random_crop_rule,
+    "image.resize": _resize_rule,
+    "io.decode_jpeg": _decode_rule,
+    "io.decode_png": _decode_rule,
+    "io.decode_image": _decode_rule,
     "random.uniform": _random_rule,
     "random.normal": _random_rule,
 }
@@ -677,6 +865,7 @@ class Traced:
     failed: str | None = None  # set when the first-batch check found a difference
     failed_op: str = "the output"  # the op the last failed call stopped at
     checked: bool = False  # the first batch was compared with the per-element results
+    row_batches: int = 0  # batches whose values differed in shape somewhere (run row by row there)
 
     def run(self, batched: Any, keys: list[tuple[int, int, int, int]] | None) -> Any:
         leaves = flatten(batched)
@@ -684,16 +873,28 @@ class Traced:
         env = list(leaves)
         run = Run(n, keys)
         step = None
+        by_rows = False
         try:
             with np.errstate(all="ignore"):  # the tf ops compute so (numpy kernels run bare here)
                 for step in self.graph.steps:
-                    env.append(step.fn(run, *[env[i] for i in step.args]))
+                    values = [env[i] for i in step.args]
+                    if any(type(v) is Rows for v in values):
+                        by_rows = True
+                        env.append(_per_row(step, run, values))
+                    else:
+                        env.append(step.fn(run, *values))
         except Exception:
             self.failed_op = step.name if step else "?"
             raise
+        if by_rows or any(type(v) is Rows for v in env):
+            self.row_batches += 1
         out = []
         for index in flatten(self.outputs):
             value = env[index]
+            if (
+                type(value) is Rows
+            ):  # as batch, the per-element run refuses (or pads) elements of other shapes
+                raise Unsupported(f"{self.op_of(index)}: an output whose elements differ in shape")
             if not isinstance(value, np.ndarray) or value.shape[:1] != (n,):
                 raise Unsupported(f"an output that is not a batch of {n} values")
             out.append(np.ascontiguousarray(value))
@@ -866,7 +1067,13 @@ class VectorizedBatchNode(BatchNode):
         if decision.failed is not None:
             return f"- {map_node!r}: per element, its first batch differed at {decision.failed}"
         ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
-        return f"- {map_node!r}: vectorised, one traced call per batch ({ops})"
+        line = f"- {map_node!r}: vectorised, one traced call per batch ({ops})"
+        if decision.row_batches:
+            line += (
+                f"; {decision.row_batches} batch(es) held values of several sizes (decoded images): the ops "
+                "from there to the first fixed-size result (random_crop, resize) ran row by row"
+            )
+        return line
 
 
 def vectorize_batch(batch: BatchNode, parent: Node) -> Node | str | None:
