@@ -547,3 +547,117 @@ def test_decode_augment_checkpoints_restore_exactly():
         return tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=2).batch(3)
 
     check_checkpoints(make, stride=1)
+
+
+# --- map -> shuffle -> batch: the map vectorised over chunks of its input ---------------------------------
+def seeded_tabular(r):
+    d = tf.io.parse_single_example(r, FEATURES)
+    return tf.cast(d["x"], tf.float64) * 2.0 + tf.random.uniform([3]), d["y"]
+
+
+def shuffled(fn=seeded_tabular, n=41, parallel=None, seed=4, buffer=10, batch=4):
+    source = tf.data.Dataset.from_tensor_slices(records(n))
+    return source.map(fn, seed=seed, num_parallel_calls=parallel).shuffle(buffer, seed=1).batch(batch)
+
+
+@pytest.mark.parametrize("buffer", [1, 10, 100])
+@pytest.mark.parametrize("parallel", [None, 2])
+def test_map_shuffle_batch_runs_vectorised_with_per_element_values(buffer, parallel):
+    ds = shuffled(buffer=buffer, parallel=parallel)
+    got, expected = list(ds), list(off(shuffled(buffer=buffer, parallel=parallel)))
+    assert len(got) == len(expected) == 11
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    text = ds.explain()
+    assert "vectorised, one traced call per chunk of its input (io.parse_single_example" in text
+    assert "before shuffle(" in text
+    again = list(ds)  # a new iteration draws anew (map and shuffle), still as the per-element run does
+    assert not np.array_equal(got[0][0], again[0][0])
+
+
+def test_map_shuffle_batch_calls_the_function_once_per_chunk():
+    fn = Counted(tabular)
+    ds = tf.data.Dataset.from_tensor_slices(records(40)).map(fn).shuffle(8, seed=1).batch(8)
+    expected = list(
+        off(tf.data.Dataset.from_tensor_slices(records(40)).map(tabular).shuffle(8, seed=1).batch(8))
+    )
+    got = list(ds)
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    # One trace; the first chunk checked per element (8); then one call per chunk, none per element.
+    calls = fn.calls
+    assert calls < 40
+    list(ds)
+    assert fn.calls - calls == 0
+
+
+def test_map_shuffle_batch_checkpoints_restore_exactly():
+    def make():
+        return shuffled(n=23, buffer=6, batch=3)
+
+    check_checkpoints(make, stride=1)
+    on, per_element = iter(make()), iter(off(make()))
+    for _ in range(3):
+        next(on), next(per_element)
+    assert on.get_state()["state"] == per_element.get_state()["state"]
+
+
+@pytest.mark.parametrize("parallel", [None, 2])
+def test_map_shuffle_batch_fallback_runs_per_element_and_says_why(parallel):
+    def python_if(r):
+        d = tf.io.parse_single_example(r, FEATURES)
+        if tf.reduce_sum(d["x"]) > 0:
+            return d["x"], d["y"]
+        return -d["x"], d["y"]
+
+    ds = shuffled(python_if, parallel=parallel)
+    got, expected = list(ds), list(off(shuffled(python_if, parallel=parallel)))
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    assert "per element, bool()" in ds.explain()
+    check_checkpoints(lambda: shuffled(python_if, n=13, parallel=parallel, buffer=4, batch=3), stride=2)
+
+
+def test_map_shuffle_batch_a_failing_element_raises_as_per_element():
+    bad = records(20)
+    bad[9] = b"not an example"
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(bad).map(tabular).shuffle(5, seed=2).batch(4)
+
+    errors = []
+    for variant in (make(), off(make())):
+        it = iter(variant)
+        got = []
+        with pytest.raises(Exception) as info:
+            while True:
+                got.append(next(it)["y"].tolist())
+        errors.append((type(info.value), str(info.value), got))
+    assert errors[0] == errors[1]
+
+
+def test_map_shuffle_batch_first_chunk_difference_warns_once(monkeypatch):
+    def wrong(graph, name, fn, args, kwargs):
+        return vectorize.elementwise(graph, name, lambda x, d: fn(x, d) + 1, args, kwargs)
+
+    monkeypatch.setitem(vectorize.RULES, "cast", wrong)
+
+    def make():
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(30, dtype=np.int32))
+        return ds.map(lambda x: tf.cast(x, tf.float32)).shuffle(6, seed=1).batch(4)
+
+    ds = make()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = list(ds) + list(ds)
+    messages = [str(w.message) for w in caught if issubclass(w.category, vectorize.VectorizationWarning)]
+    assert len(messages) == 1 and "op cast" in messages[0]
+    expected = list(off(make())) + list(off(make()))
+    assert [b.tolist() for b in got[:8]] == [b.tolist() for b in expected[:8]]
+    assert "per element, its first chunk differed at op cast" in ds.explain()
+
+
+def test_map_shuffle_without_batch_stays_as_written():
+    ds = tf.data.Dataset.from_tensor_slices(records(6)).map(tabular).shuffle(3, seed=1)
+    list(ds)
+    assert "vectorised" not in ds.explain().split("rewrites:")[1]

@@ -40,6 +40,7 @@ from ..runtime.calls import apply, element_rng
 from ..runtime.defaults import resolve_parallelism
 from .batch import BatchIterator, BatchNode
 from .map import MapIterator, MapNode
+from .shuffle import ShuffleNode
 from .support.batching import stack
 
 logger = logging.getLogger("headrace.vectorize")
@@ -960,7 +961,12 @@ def trace(fn: Callable, element: Any, seeded: bool) -> Traced:
 
 
 _PACKAGE = str(Path(__file__).parent.parent)
-_OWN = (__file__, str(Path(__file__).parent.parent / "core" / "trace_hook.py"))
+_OWN = (  # the tracer's and the map's own frames (a seeded map's wrapper, runtime.calls.apply)
+    __file__,
+    str(Path(__file__).parent.parent / "core" / "trace_hook.py"),
+    str(Path(__file__).parent / "map.py"),
+    str(Path(__file__).parent.parent / "runtime" / "calls.py"),
+)
 
 
 def _library_op(tb: Any) -> str | None:
@@ -1077,9 +1083,21 @@ class VectorizedBatchNode(BatchNode):
 
 
 def vectorize_batch(batch: BatchNode, parent: Node) -> Node | str | None:
-    """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces.
-    Only functions that may call an op with a batching rule are candidates (:func:`may_call_ops`):
-    a plain Python or numpy function keeps its map and batch stages as written."""
+    """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces;
+    ``batch`` of ``shuffle`` of a map, the map as one that computes each chunk of its input with one
+    traced call (:class:`ChunkVectorizedMapNode`). Only functions that may call an op with a batching
+    rule are candidates (:func:`may_call_ops`): a plain Python or numpy function keeps its map and
+    batch stages as written."""
+    if isinstance(parent, ShuffleNode) and isinstance(parent.parents[0], MapNode):
+        chunked = vectorize_chunks(parent.parents[0])
+        if not isinstance(chunked, Node):
+            return chunked
+        out = batch.with_parents(parent.with_parents(chunked))
+        out.rewrite_note = (  # type: ignore[attr-defined]
+            f"- {chunked!r} before {parent!r} and {batch!r} may run vectorised: one traced call of the "
+            "function per chunk of its input (see vectorised maps)"
+        )
+        return out
     if not isinstance(parent, MapNode) or parent.batch_safe():
         return None
     if not may_call_ops(parent.map_func):
@@ -1147,6 +1165,217 @@ def _filled(cell: Any) -> bool:
 
 
 VECTORIZERS["batch"] = vectorize_batch
+
+
+def vectorize_chunks(map_node: MapNode) -> Node | str | None:
+    """``map_node`` as a :class:`ChunkVectorizedMapNode` when its function is a candidate."""
+    if map_node.batch_safe():
+        return None
+    if not may_call_ops(map_node.map_func):
+        return f"- {map_node!r}: per element, its function refers to no headrace op (nothing to trace)"
+    node = object.__new__(ChunkVectorizedMapNode)
+    node.__dict__.update(map_node.__dict__)  # as with_parents: the iteration counter is shared
+    node.__dict__.pop("_derived", None)
+    return node
+
+
+#: The most inputs one traced call of a chunk-vectorised map takes (a shuffle's first fill asks for its
+#: whole buffer), and the fewest (fewer run per element: a traced call costs more than one call).
+CHUNK, MIN_CHUNK = 256, 4
+
+
+class ChunkVectorizedMapNode(MapNode):
+    """A map read by ``shuffle`` then ``batch`` (``map(parse).shuffle(n).batch(b)``): decided at its
+    first input, it computes each chunk of inputs its consumer asks for (the batch's size, the
+    shuffle's first fill) with one call of the traced function, and hands the elements on one by one.
+    Positions, per-element random streams and checkpoints are the per-element map's."""
+
+    def decision(self) -> Traced | str | None:
+        return derived(self).get("vectorized")
+
+    def decide(self, element: Any) -> Traced | str:
+        cache = derived(self)
+        if "vectorized" not in cache:
+            cache["vectorized"] = trace_map(self, element)
+        return cache["vectorized"]
+
+    def runs_per_element(self) -> bool:
+        decision = self.decision()
+        return isinstance(decision, str) or (decision is not None and decision.failed is not None)
+
+    def iterator(self, ctx: Context) -> NodeIterator:
+        if ctx.probe or self.runs_per_element():
+            return super().iterator(ctx)
+        parent = self.parents[0].iterator(ctx)
+        iteration = ctx.iteration_of(self) if self.seed is not None else 0
+        return ChunkMapIterator(self, parent, iteration, ctx)
+
+    def explain_line(self) -> str:
+        decision = self.decision()
+        if decision is None:
+            return f"- {self!r}: vectorised over chunks of its input if its function traces (decided at the first)"
+        if isinstance(decision, str):
+            return f"- {self!r}: per element, {decision}"
+        if decision.failed is not None:
+            return f"- {self!r}: per element, its first chunk differed at {decision.failed}"
+        ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
+        return f"- {self!r}: vectorised, one traced call per chunk of its input ({ops})"
+
+
+class ChunkMapIterator(MapIterator):
+    """The map's own iterator (same state, same positions and keys) whose chunks run as one traced call;
+    anything the traced call cannot take runs per element (:meth:`MapIterator.compute`), which raises or
+    holds a failing element's error as the per-element map does. Once the map runs per element for good
+    it goes on with the workers it asked for (``num_parallel_calls``)."""
+
+    def __init__(self, node: ChunkVectorizedMapNode, parent: NodeIterator, iteration: int, ctx: Context):
+        super().__init__(node, parent, iteration)
+        self.ctx = ctx
+        self.delegate: NodeIterator | None = None
+        self._switch = False
+
+    def next_chunk(self, n: int) -> list:
+        if self.delegate is not None:
+            out = self.delegate.next_chunk(n)
+            self.produced = self.delegate.produced
+            return out
+        out = super().next_chunk(n)
+        if self._switch and not self.owed:
+            self._go_per_element()
+        return out
+
+    def __next__(self) -> Any:
+        return self.next_chunk(1)[0]
+
+    def _go_per_element(self) -> None:
+        node = cast(MapNode, self.node)
+        self._switch = False
+        workers = resolve_parallelism(node.num_parallel_calls, node.executor)
+        if workers is None:
+            return
+        from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (as MapNode.iterator)
+
+        options = self.ctx.options
+        deterministic = options.deterministic if node.deterministic is None else node.deterministic
+        parallel = ParallelMapIterator(
+            node,
+            self.parent,
+            workers=workers,
+            deterministic=deterministic,
+            executor=node.executor,
+            iteration=self.iteration,
+        )
+        parallel.start_at(self.position, self.epoch, self.produced)
+        self.inputs = [parallel]
+        self.delegate = parallel
+
+    def compute(self, inputs: list, first: int) -> list:
+        node = cast(ChunkVectorizedMapNode, self.node)
+        traced = node.decide(inputs[0])
+        if isinstance(traced, str) or traced.failed is not None:
+            self._switch = True
+            return super().compute(inputs, first)
+        if len(inputs) < MIN_CHUNK:
+            return super().compute(inputs, first)
+        out: list = []
+        for start in range(0, len(inputs), CHUNK):
+            piece = inputs[start : start + CHUNK]
+            computed = self._vectorised(traced, piece, first + start)
+            if computed is None:  # per element: from here on, exactly as the map computes a chunk
+                return out + super().compute(inputs[start:], first + start)
+            out.extend(computed)
+        return out
+
+    def _vectorised(self, traced: Traced, inputs: list, first: int) -> list | None:
+        """The outputs of ``inputs`` by one traced call, or None where it cannot or must not say."""
+        keys = None
+        if self.seed is not None:
+            keys = [(self.seed, self.iteration, self.epoch, first + i) for i in range(len(inputs))]
+        try:
+            batched = stack(inputs)
+        except Exception:
+            return None
+        if not traced.accepts(batched):
+            return None
+        try:
+            out = traced.run(batched, keys)
+        except Exception as exc:
+            logger.debug("%r: a chunk computed per element (%s)", self.node, exc)
+            if self._per_element_fails(inputs, keys):
+                return None  # the per-element run raises (or holds) its error, naming the element
+            self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            return None
+        if not traced.checked:  # once per pipeline, as a trace is made once
+            traced.checked = True
+            try:
+                reference = _reference(self.fn, inputs, keys)
+            except Exception:
+                return None
+            if difference(out, reference) is not None:
+                op, message = _first_differing_output(traced, out, reference)
+                self._differs(traced, op, message)
+                return None
+        return _unstack(out, len(inputs))
+
+    def _per_element_fails(self, inputs: list, keys: list | None) -> bool:
+        try:
+            _reference(self.fn, inputs, keys)
+        except Exception:
+            return True
+        return False
+
+    def _differs(self, traced: Traced, op: str, message: str) -> None:
+        if traced.failed is None:
+            traced.failed = f"op {op} ({message})"
+            warnings.warn(
+                f"{self.node!r} runs per element: its vectorised call differs from the per-element one at "
+                f"op {op} ({message}); Options().experimental_optimization.map_vectorization = False "
+                "silences this",
+                VectorizationWarning,
+                stacklevel=user_stacklevel(),
+            )
+        self._switch = True
+
+    def get_state(self) -> dict:
+        return self.delegate.get_state() if self.delegate is not None else super().get_state()
+
+    def set_state(self, state: dict) -> None:
+        if self.delegate is not None:
+            self.delegate.set_state(state)
+            self.produced = self.delegate.produced
+            return
+        super().set_state(state)
+
+    def reset(self) -> None:
+        if self.delegate is not None:
+            self.delegate.reset()
+            return
+        super().reset()
+
+    def seek_forward(self, n: int) -> int | None:
+        if self.delegate is None:
+            return super().seek_forward(n)
+        skipped = self.delegate.seek_forward(n)
+        self.produced = self.delegate.produced
+        return skipped
+
+
+def _reference(fn: Callable, inputs: list, keys: list | None) -> Any:
+    outs = []
+    for i, element in enumerate(inputs):
+        value = apply(fn, element, keys[i] if keys is not None else None)
+        outs.append(tf_result(value) if type(value) in CONVERTED else value)
+    return stack(outs)
+
+
+def _unstack(out: Any, n: int) -> list:
+    """A traced call's batched outputs as ``n`` elements; rows are copied (a view would keep the whole
+    chunk alive while one of its elements waits in a shuffle buffer)."""
+    leaves = flatten(out)
+    columns = [list(leaf) if leaf.ndim == 1 else [row.copy() for row in leaf] for leaf in leaves]
+    if not isinstance(out, (tuple, dict)):
+        return columns[0]
+    return [pack_as(out, [column[i] for column in columns]) for i in range(n)]
 
 
 class VectorizedMapIterator(NodeIterator):
