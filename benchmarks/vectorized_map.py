@@ -8,7 +8,9 @@ Rows, over the same records (Examples of 16 floats + an int64 label, read from m
 - ``traced per-element fn``: ``map(f).batch(256)``, ``f`` written per element with ``tf.*`` ops
   (``import headrace as tf``), run as one traced call per batch (``ops/vectorize.py``);
 - ``per-element fn, not traced``: the same with ``map_vectorization`` off (one call per element), on
-  the first 2,560 records only (it is two orders of magnitude slower).
+  the first 2,560 records only (it is two orders of magnitude slower);
+- ``traced, map+shuffle+batch``: ``map(f).shuffle(1024).batch(256)``, the map vectorised over the chunks
+  of input the shuffle asks for; and the same not traced (first 2,560 records; identical batches, checked).
 
 ``--shapes jpeg`` (in the default run too): the decode-and-augment function of ``per_element.py``'s JPEG
 shape (``parse_single_example``, ``decode_jpeg``, ``random_crop`` to 64x64, ``random_flip_left_right``,
@@ -186,6 +188,10 @@ def tabular(args: argparse.Namespace) -> None:
         "per-element fn, not traced": lambda: (
             source().take(2560).map(per_element).batch(256).with_options(off)
         ),
+        "traced, map+shuffle+batch": lambda: source().map(per_element).shuffle(1024, seed=1).batch(256),
+        "map+shuffle+batch, not traced": lambda: (
+            source().take(2560).map(per_element).shuffle(1024, seed=1).batch(256).with_options(off)
+        ),
     }
     # The rows agree: the traced one exactly with the per-element one, both closely with numpy by hand
     # (tf.clip_by_value converts its Python-float bounds through float32; np.clip does not).
@@ -194,6 +200,10 @@ def tabular(args: argparse.Namespace) -> None:
         assert np.array_equal(a, c) and np.array_equal(b, d)
     for (a, b), (c, d) in zip(results["traced per-element fn"], results["hand-written numpy"]):
         assert np.allclose(a, c, rtol=1e-5, atol=1e-6) and np.array_equal(b, d)
+    shuffled = source().take(2560).map(per_element).shuffle(1024, seed=1).batch(256)
+    for (a, b), (c, d) in zip(shuffled, results["map+shuffle+batch, not traced"]):
+        assert np.array_equal(a, c) and np.array_equal(b, d)
+    assert "one traced call per chunk of its input" in shuffled.explain()
     times: dict[str, list[float]] = {name: [] for name in rows}
     # Each row's dataset is built once and iterated once per run, as epochs are: the trace and the
     # first-batch check (one per-element pass over the first batch) happen at its first iteration.
@@ -213,6 +223,11 @@ def tabular(args: argparse.Namespace) -> None:
     traced, hand = rates["traced per-element fn"], rates["hand-written numpy"]
     print(f"  traced time / hand-written numpy time: {hand / traced:.2f} (goal <= 1.5)")
     print(f"  traced / per element, not traced: {traced / rates['per-element fn, not traced']:.1f}x")
+    chunked = rates["traced, map+shuffle+batch"]
+    print(
+        f"  map+shuffle+batch: traced / not traced {chunked / rates['map+shuffle+batch, not traced']:.1f}x; "
+        f"/ traced map+batch {chunked / traced:.2f}"
+    )
 
 
 if __name__ == "__main__":

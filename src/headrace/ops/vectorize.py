@@ -1375,6 +1375,11 @@ def _unstack(out: Any, n: int) -> list:
     columns = [list(leaf) if leaf.ndim == 1 else [row.copy() for row in leaf] for leaf in leaves]
     if not isinstance(out, (tuple, dict)):
         return columns[0]
+    if type(out) is tuple and all(isinstance(v, np.ndarray) for v in out):  # a flat tuple, the usual
+        return list(zip(*columns))
+    if type(out) is dict and all(isinstance(v, np.ndarray) for v in out.values()):
+        keys = list(out)
+        return [dict(zip(keys, values)) for values in zip(*columns)]
     return [pack_as(out, [column[i] for column in columns]) for i in range(n)]
 
 
