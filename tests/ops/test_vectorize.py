@@ -584,6 +584,7 @@ def test_map_shuffle_batch_calls_the_function_once_per_chunk():
     got = list(ds)
     for a, b in zip(got, expected):
         assert_same(a, b)
+    assert "vectorised, one traced call per chunk of its input" in ds.explain()
     # One trace; the first chunk checked per element (8); then one call per chunk, none per element.
     calls = fn.calls
     assert calls < 40
@@ -661,3 +662,33 @@ def test_map_shuffle_without_batch_stays_as_written():
     ds = tf.data.Dataset.from_tensor_slices(records(6)).map(tabular).shuffle(3, seed=1)
     list(ds)
     assert "vectorised" not in ds.explain().split("rewrites:")[1]
+
+
+@pytest.mark.parametrize("crop", [True, False])
+def test_map_shuffle_batch_decodes_images_of_several_sizes(crop):
+    # Chunks of decoded images of several sizes: the elements go on one by one as the per-element map's
+    # (cropped to one size, or kept at theirs: batch(1) takes them).
+    data = image_records([(16, 14), (20, 12), (13, 30)] * 4)
+
+    def fn(record, rng):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        if crop:
+            image = tf.image.random_crop(image, [12, 10, 3], rng=rng)
+        return tf.image.convert_image_dtype(tf.image.random_flip_left_right(image, rng=rng), tf.float32)
+
+    def make():
+        ds = tf.data.Dataset.from_tensor_slices(data).map(fn, seed=3).shuffle(5, seed=1)
+        return ds.batch(4 if crop else 1)
+
+    ds = make()
+    got, _ = check_shuffled(ds, make())
+    assert "one traced call per chunk of its input (io.parse_single_example, io.decode_jpeg" in ds.explain()
+    assert len(got) == (3 if crop else 12)
+
+
+def check_shuffled(ds, reference):
+    got, expected = list(ds), list(off(reference))
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    return got, expected

@@ -868,7 +868,9 @@ class Traced:
     checked: bool = False  # the first batch was compared with the per-element results
     row_batches: int = 0  # batches whose values differed in shape somewhere (run row by row there)
 
-    def run(self, batched: Any, keys: list[tuple[int, int, int, int]] | None) -> Any:
+    def run(self, batched: Any, keys: list[tuple[int, int, int, int]] | None, rows: bool = False) -> Any:
+        """The outputs for the stacked inputs ``batched``; ``rows``: an output whose elements differ in
+        shape is given as :class:`Rows` (a chunk's elements go on one by one), else it fails."""
         leaves = flatten(batched)
         n = len(leaves[0])
         env = list(leaves)
@@ -889,12 +891,13 @@ class Traced:
             raise
         if by_rows or any(type(v) is Rows for v in env):
             self.row_batches += 1
-        out = []
+        out: list[Any] = []
         for index in flatten(self.outputs):
             value = env[index]
-            if (
-                type(value) is Rows
-            ):  # as batch, the per-element run refuses (or pads) elements of other shapes
+            if type(value) is Rows:  # elements of several shapes: batch refuses them (per element)
+                if rows:
+                    out.append(value)
+                    continue
                 raise Unsupported(f"{self.op_of(index)}: an output whose elements differ in shape")
             if not isinstance(value, np.ndarray) or value.shape[:1] != (n,):
                 raise Unsupported(f"an output that is not a batch of {n} values")
@@ -1298,31 +1301,34 @@ class ChunkMapIterator(MapIterator):
         if not traced.accepts(batched):
             return None
         try:
-            out = traced.run(batched, keys)
+            out = traced.run(batched, keys, rows=True)
         except Exception as exc:
             logger.debug("%r: a chunk computed per element (%s)", self.node, exc)
-            if self._per_element_fails(inputs, keys):
+            try:
+                _reference(self.fn, inputs, keys)
+            except Exception:
                 return None  # the per-element run raises (or holds) its error, naming the element
             self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
             return None
+        elements = _unstack(out, len(inputs))
         if not traced.checked:  # once per pipeline, as a trace is made once
             traced.checked = True
             try:
                 reference = _reference(self.fn, inputs, keys)
             except Exception:
                 return None
-            if difference(out, reference) is not None:
-                op, message = _first_differing_output(traced, out, reference)
-                self._differs(traced, op, message)
-                return None
-        return _unstack(out, len(inputs))
-
-    def _per_element_fails(self, inputs: list, keys: list | None) -> bool:
-        try:
-            _reference(self.fn, inputs, keys)
-        except Exception:
-            return True
-        return False
+            for i, (got, expected) in enumerate(zip(elements, reference)):
+                message = difference(_arrays(got), _arrays(expected), f"element {first + i}")
+                if message is not None:
+                    numbers = flatten(traced.outputs)
+                    leaves, wanted = flatten(_arrays(got)), flatten(_arrays(expected))
+                    op = next(
+                        (traced.op_of(k) for k, v, r in zip(numbers, leaves, wanted) if difference(v, r)),
+                        "the output",
+                    )
+                    self._differs(traced, op, message)
+                    return None
+        return elements
 
     def _differs(self, traced: Traced, op: str, message: str) -> None:
         if traced.failed is None:
@@ -1360,26 +1366,34 @@ class ChunkMapIterator(MapIterator):
         return skipped
 
 
-def _reference(fn: Callable, inputs: list, keys: list | None) -> Any:
+def _reference(fn: Callable, inputs: list, keys: list | None) -> list:
+    """The per-element outputs of ``inputs`` (the map's function called on each)."""
     outs = []
     for i, element in enumerate(inputs):
         value = apply(fn, element, keys[i] if keys is not None else None)
         outs.append(tf_result(value) if type(value) in CONVERTED else value)
-    return stack(outs)
+    return outs
+
+
+def _arrays(element: Any) -> Any:
+    """``element`` with its leaves as arrays (a scalar row and a 0-d result compare alike)."""
+    if isinstance(element, (tuple, dict)):
+        return pack_as(element, [np.asarray(leaf) for leaf in flatten(element)])
+    return np.asarray(element)
 
 
 def _unstack(out: Any, n: int) -> list:
     """A traced call's batched outputs as ``n`` elements; rows are copied (a view would keep the whole
     chunk alive while one of its elements waits in a shuffle buffer)."""
     leaves = flatten(out)
-    columns = [list(leaf) if leaf.ndim == 1 else [row.copy() for row in leaf] for leaf in leaves]
+    columns = [
+        list(leaf) if type(leaf) is Rows or leaf.ndim == 1 else [row.copy() for row in leaf]
+        for leaf in leaves
+    ]
     if not isinstance(out, (tuple, dict)):
         return columns[0]
-    if type(out) is tuple and all(isinstance(v, np.ndarray) for v in out):  # a flat tuple, the usual
+    if type(out) is tuple and all(isinstance(v, (np.ndarray, Rows)) for v in out):  # flat, the usual
         return list(zip(*columns))
-    if type(out) is dict and all(isinstance(v, np.ndarray) for v in out.values()):
-        keys = list(out)
-        return [dict(zip(keys, values)) for values in zip(*columns)]
     return [pack_as(out, [column[i] for column in columns]) for i in range(n)]
 
 
