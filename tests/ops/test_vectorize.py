@@ -692,3 +692,29 @@ def check_shuffled(ds, reference):
     for a, b in zip(got, expected):
         assert_same(a, b)
     return got, expected
+
+
+def test_ensure_shape_is_set_shape_and_fixes_a_decoded_size():
+    # x.set_shape(s) is written tf.ensure_shape(x, s) here (numpy arrays have no set_shape): checked per
+    # element, and in a vectorised map the sizes it names are known from there on.
+    data = image_records([(10, 9)] * 6)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        image = tf.ensure_shape(image, [10, 9, 3])
+        return tf.reshape(tf.cast(image, tf.float32), [-1])  # reshape needs the known size
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(4)
+    _, text = check(ds)
+    assert "ensure_shape" in text
+    # An element of another size fails as per element, with ensure_shape's error.
+    other = image_records([(10, 9)] * 3 + [(11, 9)] + [(10, 9)] * 2)
+    ds = tf.data.Dataset.from_tensor_slices(other).map(fn).batch(3)
+    errors = []
+    for variant in (ds, off(ds)):
+        it = iter(variant)
+        next(it)
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            next(it)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and "EnsureShape" in errors[0]

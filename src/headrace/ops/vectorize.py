@@ -696,6 +696,32 @@ def _decode_jpegs_into_one(decoders: Any, items: list[bytes], channels: int) -> 
     return out
 
 
+def _ensure_shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``ensure_shape``: checked on the traced element; on a value whose size differs between elements,
+    checked on each batch (an element that fails raises, per element, the op's error), and the sizes it
+    names are known from here on (as ``set_shape`` makes them known in TF)."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    if not x.varies:
+        return graph.value(name, lambda run, v: v, (x,), example, None)
+    from ..core.spec import TensorShape  # noqa: PLC0415 (the op's own reading of the shape)
+
+    target = TensorShape(rest["shape"])
+    if target.rank is None:
+        return graph.value(name, lambda run, v: v, (x,), example, x.varies)
+    dims = target.as_list()
+    if len(dims) != x.ndim:
+        raise Unsupported(f"{name} to a shape of rank {len(dims)} of a value of rank {x.ndim}")
+    varies = tuple(bool(v) and d is None for v, d in zip(x.varies, dims))
+
+    def run(run_: Run, v: np.ndarray) -> np.ndarray:
+        if any(d is not None and d != size for d, size in zip(dims, v.shape[1:])):
+            raise Unsupported(f"{name}: a batch of shape {v.shape} is not compatible with {dims}")
+        return v
+
+    return graph.value(name, run, (x,), example, varies)
+
+
 def _scalar_bytes_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
     x, rest, _ = _single_input(graph, name, fn, args, kwargs)
     if x.ndim != 0:
@@ -822,6 +848,7 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "concat": _join_rule,
     "stack": _join_rule,
     "one_hot": _one_hot_rule,
+    "ensure_shape": _ensure_shape_rule,
     "shape": _shape_rule,
     "io.parse_single_example": _parse_single_example_rule,
     "io.decode_raw": _scalar_bytes_rule,
