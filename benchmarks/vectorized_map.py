@@ -15,7 +15,8 @@ Rows, over the same records (Examples of 16 floats + an int64 label, read from m
 ``--shapes jpeg`` (in the default run too): the decode-and-augment function of ``per_element.py``'s JPEG
 shape (``parse_single_example``, ``decode_jpeg``, ``random_crop`` to 64x64, ``random_flip_left_right``,
 ``convert_image_dtype``; 72 px JPEGs, batch 128, ``map(f, seed=1)``), traced (one decode of the batch's
-JPEGs into one array, crops and flips row by row from each element's stream) against the same map run
+JPEGs into one array, in threads with ``num_parallel_calls=AUTOTUNE``, crops and flips row by row from
+each element's stream) against the same map run
 per element (serial and AUTOTUNE, ``map_vectorization`` off) and tf.data (AUTOTUNE, when TensorFlow is
 installed: ``PYTHONPATH=src /work/tfvenv/bin/python benchmarks/vectorized_map.py``). The traced and
 per-element rows give identical batches (checked before timing).
@@ -120,6 +121,7 @@ def jpeg(args: argparse.Namespace) -> None:
 
     rows: dict[str, Callable[[], int] | None] = {
         "traced per-element fn": pipeline(True),
+        "traced, AUTOTUNE": pipeline(True, tf.data.AUTOTUNE),
         "per element, serial": pipeline(False),
         "per element, AUTOTUNE": pipeline(False, tf.data.AUTOTUNE),
         "tf.data AUTOTUNE": tf_data_jpeg(records),

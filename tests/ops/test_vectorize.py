@@ -532,6 +532,11 @@ def test_jpegs_of_one_size_decode_into_one_array_as_the_op_decodes_them():
     assert out is not None and out.shape == (4, 6, 5, 3)
     for row, data in zip(out, colour + [gray]):
         assert np.array_equal(row, tf.io.decode_jpeg(data, channels=3))
+    many = colour * 8 + [gray] * 8  # in threads (a map's num_parallel_calls): the same array
+    assert np.array_equal(
+        vectorize._decode_jpegs_into_one(decoders, many, 3, workers=3),
+        np.stack([tf.io.decode_jpeg(data, channels=3) for data in many]),
+    )
     # What the op decodes otherwise (grey as stored, another size, not a JPEG): element by element.
     assert vectorize._decode_jpegs_into_one(decoders, colour + [gray], 0) is None
     other = tf.image.encode_jpeg(np.zeros((7, 5, 3), np.uint8))
@@ -718,3 +723,16 @@ def test_ensure_shape_is_set_shape_and_fixes_a_decoded_size():
             next(it)
         errors.append(str(info.value))
     assert errors[0] == errors[1] and "EnsureShape" in errors[0]
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_a_parallel_map_decodes_in_threads_with_the_per_element_values(shuffle):
+    data = image_records([(16, 14)] * 40)
+
+    def make():
+        ds = tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5, num_parallel_calls=2)
+        return (ds.shuffle(7, seed=1) if shuffle else ds).batch(20)
+
+    ds = make()
+    check_shuffled(ds, make())
+    assert "io.decode_jpeg" in ds.explain()

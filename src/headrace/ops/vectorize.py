@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import threading
 import types
 import warnings
 from collections.abc import Callable
@@ -37,7 +38,7 @@ from ..core.structure import flatten, pack_as
 from ..core.trace_hook import TRACING, VECTORIZERS
 from ..io.features import FixedLenFeature
 from ..runtime.calls import apply, element_rng
-from ..runtime.defaults import resolve_parallelism
+from ..runtime.defaults import available_cpus, resolve_parallelism
 from .batch import BatchIterator, BatchNode
 from .map import MapIterator, MapNode
 from .shuffle import ShuffleNode
@@ -48,6 +49,11 @@ logger = logging.getLogger("headrace.vectorize")
 
 class Unsupported(Exception):
     """The function cannot be traced into one batched call; the message says why."""
+
+
+class NotThisBatch(Unsupported):
+    """A batch whose values the trace does not cover (images of other ranks, sizes an ``ensure_shape``
+    refuses, outputs of several shapes): it runs per element, the map stays vectorised."""
 
 
 class VectorizationWarning(RuntimeWarning):
@@ -120,10 +126,11 @@ class Graph:
 
 
 class Run:
-    """One batched call: its size and, for random ops, each element's generator (made on demand)."""
+    """One batched call: its size, for random ops each element's generator (made on demand), and the
+    threads an op that releases the GIL may use (the map's ``num_parallel_calls``; 1 when serial)."""
 
-    def __init__(self, n: int, keys: list[tuple[int, int, int, int]] | None):
-        self.n, self.keys = n, keys
+    def __init__(self, n: int, keys: list[tuple[int, int, int, int]] | None, workers: int = 1):
+        self.n, self.keys, self.workers = n, keys, workers
         self._rngs: list[np.random.Generator] | None = None
 
     def rngs(self) -> list[np.random.Generator]:
@@ -652,13 +659,13 @@ def _decode_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dic
     def one(data: Any) -> np.ndarray:
         image = fn(data, **rest)
         if np.ndim(image) != rank:  # an animated GIF among still images: the per-element run batches it
-            raise Unsupported(f"{name} gave an image of rank {np.ndim(image)}, not {rank}")
+            raise NotThisBatch(f"{name} gave an image of rank {np.ndim(image)}, not {rank}")
         return image
 
     def run(run_: Run, batch: np.ndarray) -> Any:
         items = list(batch.reshape(-1))
         if direct and all(type(d) is bytes for d in items):
-            out = _decode_jpegs_into_one(decoders, items, channels)
+            out = _decode_jpegs_into_one(decoders, items, channels, run_.workers)
             if out is not None:
                 return out
         return _stack_rows([one(d) for d in items])
@@ -666,9 +673,13 @@ def _decode_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dic
     return graph.value(name, run, (x,), example, (True, True, channels == 0)[:rank] if rank == 3 else None)
 
 
-def _decode_jpegs_into_one(decoders: Any, items: list[bytes], channels: int) -> np.ndarray | None:
+def _decode_jpegs_into_one(
+    decoders: Any, items: list[bytes], channels: int, workers: int = 1
+) -> np.ndarray | None:
     """JPEGs of one size whose per-element decode is libjpeg-turbo to RGB with the fast DCT (the
-    op's usual path), decoded into one ``(N, H, W, 3)`` array; None when any is not."""
+    op's usual path), decoded into one ``(N, H, W, 3)`` array; None when any is not. With ``workers``
+    > 1 (a map given ``num_parallel_calls``), parts of the batch decode in threads: the decoder
+    releases the GIL."""
     simplejpeg, jpeg = decoders.simplejpeg, decoders._JPEG
     size = None
     for data in items:
@@ -688,12 +699,39 @@ def _decode_jpegs_into_one(decoders: Any, items: list[bytes], channels: int) -> 
             return None
     assert size is not None
     out = np.empty((len(items), *size, 3), np.uint8)
+
+    def part(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            simplejpeg.decode_jpeg(items[i], "RGB", True, buffer=out[i])
+
+    parts = min(workers, len(items) // _PER_THREAD)
     try:
-        for i, data in enumerate(items):
-            simplejpeg.decode_jpeg(data, "RGB", True, buffer=out[i])
+        if parts > 1:
+            bounds = np.linspace(0, len(items), parts + 1).astype(int).tolist()
+            futures = [_pool().submit(part, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+            for future in futures:
+                future.result()
+        else:
+            part(0, len(items))
     except ValueError:
         return None  # the op, element by element, says what is wrong
     return out
+
+
+_PER_THREAD = 8  # the fewest images a decoding thread takes (fewer: the hand-off costs more)
+_POOL: Any = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> Any:
+    """The threads vectorised decoders share (as many as CPUs; made at first use)."""
+    global _POOL  # noqa: PLW0603 (one pool per process, made on demand)
+    with _POOL_LOCK:
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+            _POOL = ThreadPoolExecutor(max_workers=available_cpus(), thread_name_prefix="headrace-decode")
+        return _POOL
 
 
 def _ensure_shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
@@ -716,7 +754,7 @@ def _ensure_shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwarg
 
     def run(run_: Run, v: np.ndarray) -> np.ndarray:
         if any(d is not None and d != size for d, size in zip(dims, v.shape[1:])):
-            raise Unsupported(f"{name}: a batch of shape {v.shape} is not compatible with {dims}")
+            raise NotThisBatch(f"{name}: a batch of shape {v.shape} is not compatible with {dims}")
         return v
 
     return graph.value(name, run, (x,), example, varies)
@@ -895,13 +933,15 @@ class Traced:
     checked: bool = False  # the first batch was compared with the per-element results
     row_batches: int = 0  # batches whose values differed in shape somewhere (run row by row there)
 
-    def run(self, batched: Any, keys: list[tuple[int, int, int, int]] | None, rows: bool = False) -> Any:
+    def run(
+        self, batched: Any, keys: list[tuple[int, int, int, int]] | None, rows: bool = False, workers: int = 1
+    ) -> Any:
         """The outputs for the stacked inputs ``batched``; ``rows``: an output whose elements differ in
         shape is given as :class:`Rows` (a chunk's elements go on one by one), else it fails."""
         leaves = flatten(batched)
         n = len(leaves[0])
         env = list(leaves)
-        run = Run(n, keys)
+        run = Run(n, keys, workers)
         step = None
         by_rows = False
         try:
@@ -925,7 +965,7 @@ class Traced:
                 if rows:
                     out.append(value)
                     continue
-                raise Unsupported(f"{self.op_of(index)}: an output whose elements differ in shape")
+                raise NotThisBatch(f"{self.op_of(index)}: an output whose elements differ in shape")
             if not isinstance(value, np.ndarray) or value.shape[:1] != (n,):
                 raise Unsupported(f"an output that is not a batch of {n} values")
             out.append(np.ascontiguousarray(value))
@@ -1261,6 +1301,7 @@ class ChunkMapIterator(MapIterator):
     def __init__(self, node: ChunkVectorizedMapNode, parent: NodeIterator, iteration: int, ctx: Context):
         super().__init__(node, parent, iteration)
         self.ctx = ctx
+        self.workers = resolve_parallelism(node.num_parallel_calls, node.executor) or 1  # decoders' threads
         self.delegate: NodeIterator | None = None
         self._switch = False
 
@@ -1328,9 +1369,11 @@ class ChunkMapIterator(MapIterator):
         if not traced.accepts(batched):
             return None
         try:
-            out = traced.run(batched, keys, rows=True)
+            out = traced.run(batched, keys, rows=True, workers=self.workers)
         except Exception as exc:
             logger.debug("%r: a chunk computed per element (%s)", self.node, exc)
+            if isinstance(exc, NotThisBatch):
+                return None
             try:
                 _reference(self.fn, inputs, keys)
             except Exception:
@@ -1433,6 +1476,8 @@ class VectorizedMapIterator(NodeIterator):
         # it is this stage's own per-element path.
         super().__init__(node, map_iterator)
         self.ctx = ctx
+        map_node = cast(MapNode, node.parents[0])
+        self.workers = resolve_parallelism(map_node.num_parallel_calls, map_node.executor) or 1
         self.map_iterator, self.batch_iterator = map_iterator, batch_iterator
         self.delegate: NodeIterator | None = None  # the per-element stages, once the map runs per element
 
@@ -1521,13 +1566,14 @@ class VectorizedMapIterator(NodeIterator):
         if not traced.accepts(batched):  # inputs of other shapes than the traced ones
             return self._per_element(elements)
         try:
-            out = traced.run(batched, keys)
+            out = traced.run(batched, keys, workers=self.workers)
         except Exception as exc:
             # An element the op refuses: the per-element run raises its error, naming the element.
             logger.debug("%r: a batch computed per element (%s)", self.node, exc)
             out = self._per_element(elements)
-            # It did not raise: the vectorised call is wrong where the per-element one is not.
-            self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            if not isinstance(exc, NotThisBatch):
+                # It did not raise: the vectorised call is wrong where the per-element one is not.
+                self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
             return out
         if not traced.checked:  # once per pipeline, as a trace is made once
             traced.checked = True
