@@ -519,7 +519,27 @@ def test_random_image_ops_need_the_maps_rng():
 
     ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(2)
     list(ds)
-    assert "image.random_crop without the map's rng=" in ds.explain()
+    assert "image.random_crop with seed= or another rng than the map's" in ds.explain()
+
+
+def test_ported_image_random_ops_draw_from_the_element_stream():
+    # tf.image.random_*(image) without rng, in map(f, seed=S): each element's stream, as tf.random.*;
+    # so the map is reproducible and vectorises.
+    data = image_records([(16, 14), (20, 12)] * 4)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        image = tf.image.random_flip_left_right(tf.image.random_crop(image, [10, 10, 3]))
+        return image, tf.random.uniform([])
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(data).map(fn, seed=9).batch(4)
+
+    got, text = check(make(), reference=make())
+    assert "image.random_crop, image.random_flip_left_right" in text
+    again = list(make())
+    for a, b in zip(got, again):
+        assert_same(a, b)
 
 
 def test_jpegs_of_one_size_decode_into_one_array_as_the_op_decodes_them():

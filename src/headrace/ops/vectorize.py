@@ -835,8 +835,8 @@ def _random_crop_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs
     """``random_crop`` row by row from each element's stream; a fixed ``size`` fixes the result's size
     (a batch of decoded images of several sizes stacks again here)."""
     bound = _bind(fn, args, kwargs)
-    if bound.get("rng") is not RNG:
-        raise Unsupported(f"{name} without the map's rng= (map(f, seed=S) passes one)")
+    if bound.get("rng") not in (RNG, None) or bound.get("seed") is not None:
+        raise Unsupported(f"{name} with seed= or another rng than the map's (map(f, seed=S) passes one)")
     out = _random_rule(graph, name, fn, args, kwargs)
     value, size = bound.get("value"), bound.get("size")
     if isinstance(value, Tracer) and value.varies and isinstance(size, (list, tuple)):
@@ -850,8 +850,8 @@ def _random_crop_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs
 def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
     bound = _bind(fn, args, kwargs)
     image = bound.get("image")
-    if not graph.seeded or bound.get("rng") is not RNG or bound.get("seed") is not None:
-        raise Unsupported(f"{name} without the map's rng= (map(f, seed=S) passes one)")
+    if not graph.seeded or bound.get("rng") not in (RNG, None) or bound.get("seed") is not None:
+        raise Unsupported(f"{name} with seed= or another rng than the map's, or in a map without seed=")
     if not isinstance(image, Tracer) or image.ndim != 3:
         raise Unsupported(f"{name} of a value that is not one traced image")
     example = untraced(fn, image.example, rng=np.random.default_rng(0))
