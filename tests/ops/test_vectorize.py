@@ -756,3 +756,25 @@ def test_a_parallel_map_decodes_in_threads_with_the_per_element_values(shuffle):
     ds = make()
     check_shuffled(ds, make())
     assert "io.decode_jpeg" in ds.explain()
+
+
+@pytest.mark.parametrize("at", [8, 11])
+def test_map_shuffle_batch_a_failure_after_a_vectorised_piece_keeps_the_piece(monkeypatch, at):
+    # The shuffle's first fill asks for more inputs than one traced call takes: the pieces before a
+    # failing element go on, the error comes at its place, as per element.
+    monkeypatch.setattr(vectorize, "CHUNK", 8)
+    bad = records(30)
+    bad[at] = b"not an example"  # first of the second piece, or inside it
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(bad).map(tabular).shuffle(20, seed=2).batch(4)
+
+    outcomes = []
+    for variant in (make(), off(make())):
+        it = iter(variant)
+        got = []
+        with pytest.raises(Exception) as info:
+            while True:
+                got.append(next(it)["y"].tolist())
+        outcomes.append((type(info.value), str(info.value), got, [b["y"].tolist() for b in it]))
+    assert outcomes[0] == outcomes[1]

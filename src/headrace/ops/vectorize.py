@@ -1353,7 +1353,12 @@ class ChunkMapIterator(MapIterator):
             piece = inputs[start : start + CHUNK]
             computed = self._vectorised(traced, piece, first + start)
             if computed is None:  # per element: from here on, exactly as the map computes a chunk
-                return out + super().compute(inputs[start:], first + start)
+                try:
+                    return out + super().compute(inputs[start:], first + start)
+                except Exception as exc:  # at its first input: the rest is owed, the pieces before go on
+                    if not out:
+                        raise
+                    return self.hold(out, exc, first + start, inputs[start])
             out.extend(computed)
         return out
 
