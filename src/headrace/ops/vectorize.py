@@ -12,6 +12,11 @@ state, so checkpoints are those of the per-element pipeline, and runs them for a
 call cannot take (inputs of another shape, an element whose op fails: the per-element run then
 raises the same error naming the element). The first batch is also computed per element and
 compared; a difference leaves the map per element for good, with one warning naming the op.
+
+Image decoders decode a batch in one call; images whose sizes differ within a batch are :class:`Rows`,
+and the ops after them run row by row until one gives one size again (``random_crop``, ``resize``).
+A map read by ``shuffle`` then ``batch`` is a :class:`ChunkVectorizedMapNode`: its own iterator
+(same state and streams) computes each chunk of input it is asked for with one traced call.
 """
 
 from __future__ import annotations
