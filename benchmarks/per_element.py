@@ -13,7 +13,9 @@ Three shapes, each written as a tf.data user writes it:
 - python: a pure-Python function per element (string work on the record, ~100 us), then batch(256).
 
 Rows per shape: a plain Python loop calling the same functions (the ceiling for Python on this
-machine), headrace serial, 2 threads, 2 processes, AUTOTUNE; tf.data AUTOTUNE with the same ops in TF
+machine), headrace serial, 2 threads, 2 processes, AUTOTUNE (all with ``map_vectorization`` off: the
+function called per element), AUTOTUNE vectorised (the default: the jpeg map traced over each batch,
+the tabular one over the chunks its shuffle asks for); tf.data AUTOTUNE with the same ops in TF
 (when tensorflow is installed); ``torch.utils.data.DataLoader(num_workers=2)`` over the same function
 (when torch is installed). Medians of ``--runs`` interleaved runs; ratios to the plain loop, to
 headrace serial and to tf.data. ``--hog`` runs a CPU-busy process beside (a training loop competes
@@ -122,21 +124,30 @@ def plain_loop(paths: list[str], fn: Callable, seeded: bool, batch: int) -> Call
 
 
 def headrace_rows(paths: list[str], fn: Callable, seeded: bool, batch: int, shuffle: bool) -> dict:
-    def pipeline(**kwargs) -> Callable[[], int]:
-        def run() -> int:
-            ds = hr.TFRecordDataset(paths).map(fn, seed=1 if seeded else None, **kwargs)
-            if shuffle:
-                ds = ds.shuffle(1024, seed=1)
-            ds = ds.batch(batch).prefetch(hr.AUTOTUNE)
-            return sum(len(b[1]) for b in ds)
+    # These rows measure the per-element map (its function called once per element): vectorisation
+    # off, which would otherwise trace both shapes' functions (map+batch, map+shuffle+batch).
+    per_element = hr.Options()
+    per_element.experimental_optimization.map_vectorization = False
 
-        return run
+    def build(vectorise: bool, **kwargs) -> hr.data.Dataset:
+        ds = hr.TFRecordDataset(paths).map(fn, seed=1 if seeded else None, **kwargs)
+        if shuffle:
+            ds = ds.shuffle(1024, seed=1)
+        ds = ds.batch(batch).prefetch(hr.AUTOTUNE)
+        return ds if vectorise else ds.with_options(per_element)
+
+    def pipeline(vectorise: bool = False, **kwargs) -> Callable[[], int]:
+        if vectorise:  # built once, iterated per run (as epochs): the trace falls in the warm-up
+            ds = build(True, **kwargs)
+            return lambda: sum(len(b[1]) for b in ds)
+        return lambda: sum(len(b[1]) for b in build(False, **kwargs))
 
     return {
         "headrace serial": pipeline(),
         "headrace 2 threads": pipeline(num_parallel_calls=2, executor="thread"),
         "headrace 2 processes": pipeline(num_parallel_calls=2, executor="process"),
         "headrace AUTOTUNE": pipeline(num_parallel_calls=hr.AUTOTUNE),
+        "headrace AUTOTUNE, vectorised": pipeline(True, num_parallel_calls=hr.AUTOTUNE),
     }
 
 

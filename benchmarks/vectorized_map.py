@@ -8,13 +8,24 @@ Rows, over the same records (Examples of 16 floats + an int64 label, read from m
 - ``traced per-element fn``: ``map(f).batch(256)``, ``f`` written per element with ``tf.*`` ops
   (``import headrace as tf``), run as one traced call per batch (``ops/vectorize.py``);
 - ``per-element fn, not traced``: the same with ``map_vectorization`` off (one call per element), on
-  the first 2,560 records only (it is two orders of magnitude slower).
+  the first 2,560 records only (it is two orders of magnitude slower);
+- ``traced, map+shuffle+batch``: ``map(f).shuffle(1024).batch(256)``, the map vectorised over the chunks
+  of input the shuffle asks for; and the same not traced (first 2,560 records; identical batches, checked).
+
+``--shapes jpeg`` (in the default run too): the decode-and-augment function of ``per_element.py``'s JPEG
+shape (``parse_single_example``, ``decode_jpeg``, ``random_crop`` to 64x64, ``random_flip_left_right``,
+``convert_image_dtype``; 72 px JPEGs, batch 128, ``map(f, seed=1)``), traced (one decode of the batch's
+JPEGs into one array, in threads with ``num_parallel_calls=AUTOTUNE``, crops and flips row by row from
+each element's stream) against the same map run
+per element (serial and AUTOTUNE, ``map_vectorization`` off) and tf.data (AUTOTUNE, when TensorFlow is
+installed: ``PYTHONPATH=src /work/tfvenv/bin/python benchmarks/vectorized_map.py``). The traced and
+per-element rows give identical batches (checked before timing).
 
 Each row's dataset is iterated once untimed (the trace and the first-batch check, once per pipeline,
 happen there), then once per run, as epochs are. Medians of ``--runs`` interleaved runs; the ratio of the traced row's time to the hand-written one's
 (the goal: at most 1.5x) and the traced row's speed-up over the per-element run.
 
-Run: ``python benchmarks/vectorized_map.py [--quick] [--runs N]``.
+Run: ``python benchmarks/vectorized_map.py [--quick] [--runs N] [--shapes tabular,jpeg]``.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 import headrace as tf
+from _common import have
 
 FEATURES = {"x": tf.io.FixedLenFeature([16], tf.float32), "y": tf.io.FixedLenFeature([], tf.int64)}
 
@@ -55,13 +67,114 @@ def by_hand(records):
     return np.concatenate([x, norm.astype(np.float32)[:, None]], axis=1), label
 
 
+JPEG = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+CROP = [64, 64, 3]
+
+
+def decode_augment(record, rng):
+    ex = tf.io.parse_single_example(record, JPEG)
+    pixels = tf.io.decode_jpeg(ex["image"], channels=3)
+    pixels = tf.image.random_crop(pixels, CROP, rng=rng)
+    pixels = tf.image.random_flip_left_right(pixels, rng=rng)
+    return tf.image.convert_image_dtype(pixels, tf.float32), ex["label"]
+
+
+def tf_data_jpeg(records: list[bytes]) -> Callable[[], int] | None:
+    if not have("tensorflow"):
+        return None
+    import tensorflow as real  # noqa: PLC0415
+
+    spec = {
+        "image": real.io.FixedLenFeature([], real.string),
+        "label": real.io.FixedLenFeature([], real.int64),
+    }
+
+    def fn(record):
+        ex = real.io.parse_single_example(record, spec)
+        pixels = real.io.decode_jpeg(ex["image"], channels=3)
+        pixels = real.image.random_crop(pixels, CROP, seed=1)
+        pixels = real.image.random_flip_left_right(pixels, seed=1)
+        return real.image.convert_image_dtype(pixels, real.float32), ex["label"]
+
+    source = real.data.Dataset.from_tensor_slices(records)
+    ds = source.map(fn, num_parallel_calls=real.data.AUTOTUNE).batch(128).prefetch(real.data.AUTOTUNE)
+    return lambda: sum(int(b[1].shape[0]) for b in ds)
+
+
+def jpeg(args: argparse.Namespace) -> None:
+    count = 500 if args.quick else 2_000
+    images, labels = tf.image.synthetic_images(count, num_classes=10, height=72, width=72, seed=0)
+    records = [
+        tf.io.serialize_example(
+            {"image": tf.image.encode_jpeg(images[i], quality=90), "label": int(labels[i])}
+        )
+        for i in range(count)
+    ]
+    off = tf.data.Options()
+    off.experimental_optimization.map_vectorization = False
+
+    def pipeline(vectorise: bool, parallel: int | None = None) -> Callable[[], int]:
+        ds = tf.data.Dataset.from_tensor_slices(np.array(records, dtype=object))
+        ds = ds.map(decode_augment, seed=1, num_parallel_calls=parallel).batch(128).prefetch(tf.data.AUTOTUNE)
+        ds = ds if vectorise else ds.with_options(off)
+        return lambda: sum(len(b[1]) for b in ds)
+
+    rows: dict[str, Callable[[], int] | None] = {
+        "traced per-element fn": pipeline(True),
+        "traced, AUTOTUNE": pipeline(True, tf.data.AUTOTUNE),
+        "per element, serial": pipeline(False),
+        "per element, AUTOTUNE": pipeline(False, tf.data.AUTOTUNE),
+        "tf.data AUTOTUNE": tf_data_jpeg(records),
+    }
+
+    # The traced row's batches are the per-element ones (same draws from each element's stream).
+    def first(n: int = 512) -> tf.data.Dataset:  # a fresh pipeline each: a second iteration draws anew
+        return tf.data.Dataset.from_tensor_slices(np.array(records[:n], dtype=object)).map(
+            decode_augment, seed=1
+        )
+
+    check = first().batch(128)
+    for (a, b), (c, d) in zip(check, first().batch(128).with_options(off)):
+        assert np.array_equal(a, c) and np.array_equal(b, d)
+    assert "vectorised, one traced call per batch" in check.explain()
+    live = {name: run for name, run in rows.items() if run is not None}
+    for run in live.values():  # warm-up: the trace, the first-batch check, kernels, workers
+        run()
+    times: dict[str, list[float]] = {name: [] for name in live}
+    for _ in range(args.runs):  # interleaved, so load changes hit every row alike
+        for name, run in live.items():
+            start = time.perf_counter()
+            n = run()
+            times[name].append(time.perf_counter() - start)
+    rates = {name: n / statistics.median(ts) for name, ts in times.items()}
+    print(f"\nvectorised decode: {count:,} JPEGs of 72x72, batch 128, elements/s, median of {args.runs}")
+    for name in rows:
+        if name not in rates:
+            print(f"  {name:<28} skipped (tensorflow not installed)")
+            continue
+        ratios = [f"{rates[name] / rates['per element, serial']:5.2f}x per element serial"]
+        ratios.append(f"{rates[name] / rates['per element, AUTOTUNE']:5.2f}x per element AUTOTUNE")
+        if "tf.data AUTOTUNE" in rates:
+            ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
+        print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="fewer records")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--shapes", default="tabular,jpeg")
     args = parser.parse_args(argv)
+    if "tabular" in args.shapes.split(","):
+        tabular(args)
+    if "jpeg" in args.shapes.split(","):
+        jpeg(args)
+    return 0
+
+
+def tabular(args: argparse.Namespace) -> None:
     count = 5_000 if args.quick else 20_000
     rng = np.random.default_rng(0)
     records = [tf.io.serialize_example({"x": rng.random(16, dtype=np.float32), "y": i}) for i in range(count)]
@@ -77,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         "per-element fn, not traced": lambda: (
             source().take(2560).map(per_element).batch(256).with_options(off)
         ),
+        "traced, map+shuffle+batch": lambda: source().map(per_element).shuffle(1024, seed=1).batch(256),
+        "map+shuffle+batch, not traced": lambda: (
+            source().take(2560).map(per_element).shuffle(1024, seed=1).batch(256).with_options(off)
+        ),
     }
     # The rows agree: the traced one exactly with the per-element one, both closely with numpy by hand
     # (tf.clip_by_value converts its Python-float bounds through float32; np.clip does not).
@@ -85,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         assert np.array_equal(a, c) and np.array_equal(b, d)
     for (a, b), (c, d) in zip(results["traced per-element fn"], results["hand-written numpy"]):
         assert np.allclose(a, c, rtol=1e-5, atol=1e-6) and np.array_equal(b, d)
+    shuffled = source().take(2560).map(per_element).shuffle(1024, seed=1).batch(256)
+    for (a, b), (c, d) in zip(shuffled, results["map+shuffle+batch, not traced"]):
+        assert np.array_equal(a, c) and np.array_equal(b, d)
+    assert "one traced call per chunk of its input" in shuffled.explain()
     times: dict[str, list[float]] = {name: [] for name in rows}
     # Each row's dataset is built once and iterated once per run, as epochs are: the trace and the
     # first-batch check (one per-element pass over the first batch) happen at its first iteration.
@@ -104,7 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     traced, hand = rates["traced per-element fn"], rates["hand-written numpy"]
     print(f"  traced time / hand-written numpy time: {hand / traced:.2f} (goal <= 1.5)")
     print(f"  traced / per element, not traced: {traced / rates['per-element fn, not traced']:.1f}x")
-    return 0
+    chunked = rates["traced, map+shuffle+batch"]
+    print(
+        f"  map+shuffle+batch: traced / not traced {chunked / rates['map+shuffle+batch, not traced']:.1f}x; "
+        f"/ traced map+batch {chunked / traced:.2f}"
+    )
 
 
 if __name__ == "__main__":

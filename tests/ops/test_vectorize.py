@@ -381,3 +381,400 @@ def test_seeded_checkpoints_restore_exactly_and_match_per_element_states():
     for _ in range(3):
         next(on), next(per_element)
     assert on.get_state()["state"] == per_element.get_state()["state"]
+
+
+# --- image decoders and the augment ops after them ------------------------------------------------------
+IMAGE = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+def image_records(sizes, encode="jpeg", channels=3, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, (h, w) in enumerate(sizes):
+        c = channels[i % len(channels)] if isinstance(channels, tuple) else channels
+        pixels = rng.integers(0, 255, (h, w, c), dtype=np.uint8)
+        data = tf.image.encode_jpeg(pixels) if encode == "jpeg" else tf.image.encode_png(pixels)
+        if encode == "mixed":
+            data = (tf.image.encode_jpeg if i % 2 else tf.image.encode_png)(pixels)
+        out.append(tf.io.serialize_example({"image": data, "label": i}))
+    return np.array(out, dtype=object)
+
+
+def decode_augment(record, rng):
+    ex = tf.io.parse_single_example(record, IMAGE)
+    image = tf.io.decode_jpeg(ex["image"], channels=3)
+    image = tf.image.random_crop(image, [12, 10, 3], rng=rng)
+    image = tf.image.random_flip_left_right(image, rng=rng)
+    image = tf.image.convert_image_dtype(image, tf.float32)
+    image = tf.image.resize(image, (8, 8))
+    return tf.cast(image * 255.0, tf.uint8), ex["label"]
+
+
+@pytest.mark.parametrize("sizes", [[(16, 14)] * 9, [(16, 14), (20, 12), (13, 30)] * 3])
+def test_decode_and_augment_run_vectorised_with_the_per_element_draws(sizes):
+    data = image_records(sizes)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5).batch(4)
+
+    ds = make()
+    got, text = check(ds, reference=make())
+    assert "io.decode_jpeg, image.random_crop, image.random_flip_left_right" in text
+    assert "image.resize" in text
+    # Images of several sizes in a batch run row by row up to the crop, which makes them one size.
+    assert ("held values of several sizes" in text) is (len(set(sizes)) > 1)
+    assert [b[1].tolist() for b in got] == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+
+
+@pytest.mark.parametrize(
+    "decode",
+    [
+        lambda b: tf.io.decode_jpeg(b),
+        lambda b: tf.io.decode_jpeg(b, channels=3),
+        lambda b: tf.io.decode_png(b, channels=3),
+        lambda b: tf.io.decode_image(b, channels=3, expand_animations=False),
+        lambda b: tf.io.decode_image(b, dtype=tf.float32),
+    ],
+)
+@pytest.mark.parametrize("encode, channels", [("jpeg", 3), ("jpeg", (3, 1)), ("mixed", 3), ("png", (1, 3))])
+def test_each_decoder_equals_per_element(decode, encode, channels):
+    # Same-size images of one or several formats and channel counts: stacked when the decoded shapes
+    # agree, the per-element run's error (batch refuses the shapes) when they do not.
+    data = image_records([(9, 7)] * 6, encode, channels)
+
+    def fn(record):
+        return tf.cast(decode(tf.io.parse_single_example(record, IMAGE)["image"]), tf.float32)
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(3)
+    try:
+        expected = list(off(ds))
+    except Exception as exc:
+        with pytest.raises(type(exc)):
+            list(ds)
+        return
+    got = list(ds)
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    assert "vectorised, one traced call per batch" in ds.explain()
+
+
+def test_decoded_images_of_several_sizes_without_a_crop_fail_as_batch_does():
+    data = image_records([(8, 8), (8, 8), (9, 8), (8, 8)])
+
+    def fn(record):
+        return tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(2)
+    errors = []
+    for variant in (ds, off(ds)):
+        it = iter(variant)
+        first = next(it)
+        with pytest.raises(Exception) as info:
+            next(it)
+        errors.append((first.shape, type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
+
+
+def test_a_damaged_image_raises_as_per_element():
+    data = image_records([(16, 14)] * 6)
+    data[4] = tf.io.serialize_example({"image": b"\xff\xd8\xff not a jpeg", "label": 4})
+    ds = tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=1).batch(3)
+    errors = []
+    for variant in (ds, off(ds)):
+        it = iter(variant)
+        next(it)
+        with pytest.raises(Exception) as info:
+            next(it)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
+    assert issubclass(errors[0][0], tf.errors.DataLossError)
+
+
+def test_the_shape_of_a_decoded_image_stays_per_element():
+    # Its size differs between elements (TF's static shape is (None, None, 3)): a function that reads it
+    # runs per element, and explain says why.
+    data = image_records([(10, 9), (12, 9)] * 2)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        return tf.shape(image)
+
+    def by_attribute(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        return tf.cast(image, tf.float32)[: image.shape[0] // 2]
+
+    for f in (fn, by_attribute):
+        ds = tf.data.Dataset.from_tensor_slices(data).map(f).batch(1)
+        _, text = check(ds, vectorised=False)
+        assert "whose size differs between elements" in text
+
+
+def test_random_image_ops_need_the_maps_rng():
+    data = image_records([(10, 9)] * 4)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        return tf.image.random_crop(image, [4, 4, 3], seed=3)
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(2)
+    list(ds)
+    assert "image.random_crop with seed= or another rng than the map's" in ds.explain()
+
+
+def test_ported_image_random_ops_draw_from_the_element_stream():
+    # tf.image.random_*(image) without rng, in map(f, seed=S): each element's stream, as tf.random.*;
+    # so the map is reproducible and vectorises.
+    data = image_records([(16, 14), (20, 12)] * 4)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        image = tf.image.random_flip_left_right(tf.image.random_crop(image, [10, 10, 3]))
+        return image, tf.random.uniform([])
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(data).map(fn, seed=9).batch(4)
+
+    got, text = check(make(), reference=make())
+    assert "image.random_crop, image.random_flip_left_right" in text
+    again = list(make())
+    for a, b in zip(got, again):
+        assert_same(a, b)
+
+
+def test_jpegs_of_one_size_decode_into_one_array_as_the_op_decodes_them():
+    from headrace.image import decode as decoders
+
+    rng = np.random.default_rng(1)
+    colour = [tf.image.encode_jpeg(rng.integers(0, 255, (6, 5, 3), dtype=np.uint8)) for _ in range(3)]
+    gray = tf.image.encode_jpeg(rng.integers(0, 255, (6, 5, 1), dtype=np.uint8))
+    out = vectorize._decode_jpegs_into_one(decoders, colour + [gray], 3)
+    assert out is not None and out.shape == (4, 6, 5, 3)
+    for row, data in zip(out, colour + [gray]):
+        assert np.array_equal(row, tf.io.decode_jpeg(data, channels=3))
+    many = colour * 8 + [gray] * 8  # in threads (a map's num_parallel_calls): the same array
+    assert np.array_equal(
+        vectorize._decode_jpegs_into_one(decoders, many, 3, workers=3),
+        np.stack([tf.io.decode_jpeg(data, channels=3) for data in many]),
+    )
+    # What the op decodes otherwise (grey as stored, another size, not a JPEG): element by element.
+    assert vectorize._decode_jpegs_into_one(decoders, colour + [gray], 0) is None
+    other = tf.image.encode_jpeg(np.zeros((7, 5, 3), np.uint8))
+    assert vectorize._decode_jpegs_into_one(decoders, colour + [other], 3) is None
+    png = tf.image.encode_png(np.zeros((6, 5, 3), np.uint8))
+    assert vectorize._decode_jpegs_into_one(decoders, colour + [png], 3) is None
+
+
+def test_decode_augment_checkpoints_restore_exactly():
+    data = image_records([(16, 14), (20, 12)] * 4)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=2).batch(3)
+
+    check_checkpoints(make, stride=1)
+
+
+# --- map -> shuffle -> batch: the map vectorised over chunks of its input ---------------------------------
+def seeded_tabular(r):
+    d = tf.io.parse_single_example(r, FEATURES)
+    return tf.cast(d["x"], tf.float64) * 2.0 + tf.random.uniform([3]), d["y"]
+
+
+def shuffled(fn=seeded_tabular, n=41, parallel=None, seed=4, buffer=10, batch=4):
+    source = tf.data.Dataset.from_tensor_slices(records(n))
+    return source.map(fn, seed=seed, num_parallel_calls=parallel).shuffle(buffer, seed=1).batch(batch)
+
+
+@pytest.mark.parametrize("buffer", [1, 10, 100])
+@pytest.mark.parametrize("parallel", [None, 2])
+def test_map_shuffle_batch_runs_vectorised_with_per_element_values(buffer, parallel):
+    ds = shuffled(buffer=buffer, parallel=parallel)
+    got, expected = list(ds), list(off(shuffled(buffer=buffer, parallel=parallel)))
+    assert len(got) == len(expected) == 11
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    text = ds.explain()
+    assert "vectorised, one traced call per chunk of its input (io.parse_single_example" in text
+    assert "before shuffle(" in text
+    again = list(ds)  # a new iteration draws anew (map and shuffle), still as the per-element run does
+    assert not np.array_equal(got[0][0], again[0][0])
+
+
+def test_map_shuffle_batch_calls_the_function_once_per_chunk():
+    fn = Counted(tabular)
+    ds = tf.data.Dataset.from_tensor_slices(records(40)).map(fn).shuffle(8, seed=1).batch(8)
+    expected = list(
+        off(tf.data.Dataset.from_tensor_slices(records(40)).map(tabular).shuffle(8, seed=1).batch(8))
+    )
+    got = list(ds)
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    assert "vectorised, one traced call per chunk of its input" in ds.explain()
+    # One trace; the first chunk checked per element (8); then one call per chunk, none per element.
+    calls = fn.calls
+    assert calls < 40
+    list(ds)
+    assert fn.calls - calls == 0
+
+
+def test_map_shuffle_batch_checkpoints_restore_exactly():
+    def make():
+        return shuffled(n=23, buffer=6, batch=3)
+
+    check_checkpoints(make, stride=1)
+    on, per_element = iter(make()), iter(off(make()))
+    for _ in range(3):
+        next(on), next(per_element)
+    assert on.get_state()["state"] == per_element.get_state()["state"]
+
+
+@pytest.mark.parametrize("parallel", [None, 2])
+def test_map_shuffle_batch_fallback_runs_per_element_and_says_why(parallel):
+    def python_if(r):
+        d = tf.io.parse_single_example(r, FEATURES)
+        if tf.reduce_sum(d["x"]) > 0:
+            return d["x"], d["y"]
+        return -d["x"], d["y"]
+
+    ds = shuffled(python_if, parallel=parallel)
+    got, expected = list(ds), list(off(shuffled(python_if, parallel=parallel)))
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    assert "per element, bool()" in ds.explain()
+    check_checkpoints(lambda: shuffled(python_if, n=13, parallel=parallel, buffer=4, batch=3), stride=2)
+
+
+def test_map_shuffle_batch_a_failing_element_raises_as_per_element():
+    bad = records(20)
+    bad[9] = b"not an example"
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(bad).map(tabular).shuffle(5, seed=2).batch(4)
+
+    errors = []
+    for variant in (make(), off(make())):
+        it = iter(variant)
+        got = []
+        with pytest.raises(Exception) as info:
+            while True:
+                got.append(next(it)["y"].tolist())
+        errors.append((type(info.value), str(info.value), got))
+    assert errors[0] == errors[1]
+
+
+def test_map_shuffle_batch_first_chunk_difference_warns_once(monkeypatch):
+    def wrong(graph, name, fn, args, kwargs):
+        return vectorize.elementwise(graph, name, lambda x, d: fn(x, d) + 1, args, kwargs)
+
+    monkeypatch.setitem(vectorize.RULES, "cast", wrong)
+
+    def make():
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(30, dtype=np.int32))
+        return ds.map(lambda x: tf.cast(x, tf.float32)).shuffle(6, seed=1).batch(4)
+
+    ds = make()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = list(ds) + list(ds)
+    messages = [str(w.message) for w in caught if issubclass(w.category, vectorize.VectorizationWarning)]
+    assert len(messages) == 1 and "op cast" in messages[0]
+    expected = list(off(make())) + list(off(make()))
+    assert [b.tolist() for b in got[:8]] == [b.tolist() for b in expected[:8]]
+    assert "per element, its first chunk differed at op cast" in ds.explain()
+
+
+def test_map_shuffle_without_batch_stays_as_written():
+    ds = tf.data.Dataset.from_tensor_slices(records(6)).map(tabular).shuffle(3, seed=1)
+    list(ds)
+    assert "vectorised" not in ds.explain().split("rewrites:")[1]
+
+
+@pytest.mark.parametrize("crop", [True, False])
+def test_map_shuffle_batch_decodes_images_of_several_sizes(crop):
+    # Chunks of decoded images of several sizes: the elements go on one by one as the per-element map's
+    # (cropped to one size, or kept at theirs: batch(1) takes them).
+    data = image_records([(16, 14), (20, 12), (13, 30)] * 4)
+
+    def fn(record, rng):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        if crop:
+            image = tf.image.random_crop(image, [12, 10, 3], rng=rng)
+        return tf.image.convert_image_dtype(tf.image.random_flip_left_right(image, rng=rng), tf.float32)
+
+    def make():
+        ds = tf.data.Dataset.from_tensor_slices(data).map(fn, seed=3).shuffle(5, seed=1)
+        return ds.batch(4 if crop else 1)
+
+    ds = make()
+    got, _ = check_shuffled(ds, make())
+    assert "one traced call per chunk of its input (io.parse_single_example, io.decode_jpeg" in ds.explain()
+    assert len(got) == (3 if crop else 12)
+
+
+def check_shuffled(ds, reference):
+    got, expected = list(ds), list(off(reference))
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    return got, expected
+
+
+def test_ensure_shape_is_set_shape_and_fixes_a_decoded_size():
+    # x.set_shape(s) is written tf.ensure_shape(x, s) here (numpy arrays have no set_shape): checked per
+    # element, and in a vectorised map the sizes it names are known from there on.
+    data = image_records([(10, 9)] * 6)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        image = tf.ensure_shape(image, [10, 9, 3])
+        return tf.reshape(tf.cast(image, tf.float32), [-1])  # reshape needs the known size
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(4)
+    _, text = check(ds)
+    assert "ensure_shape" in text
+    # An element of another size fails as per element, with ensure_shape's error.
+    other = image_records([(10, 9)] * 3 + [(11, 9)] + [(10, 9)] * 2)
+    ds = tf.data.Dataset.from_tensor_slices(other).map(fn).batch(3)
+    errors = []
+    for variant in (ds, off(ds)):
+        it = iter(variant)
+        next(it)
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            next(it)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and "EnsureShape" in errors[0]
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_a_parallel_map_decodes_in_threads_with_the_per_element_values(shuffle):
+    data = image_records([(16, 14)] * 40)
+
+    def make():
+        ds = tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5, num_parallel_calls=2)
+        return (ds.shuffle(7, seed=1) if shuffle else ds).batch(20)
+
+    ds = make()
+    check_shuffled(ds, make())
+    assert "io.decode_jpeg" in ds.explain()
+
+
+@pytest.mark.parametrize("at", [8, 11])
+def test_map_shuffle_batch_a_failure_after_a_vectorised_piece_keeps_the_piece(monkeypatch, at):
+    # The shuffle's first fill asks for more inputs than one traced call takes: the pieces before a
+    # failing element go on, the error comes at its place, as per element.
+    monkeypatch.setattr(vectorize, "CHUNK", 8)
+    bad = records(30)
+    bad[at] = b"not an example"  # first of the second piece, or inside it
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(bad).map(tabular).shuffle(20, seed=2).batch(4)
+
+    outcomes = []
+    for variant in (make(), off(make())):
+        it = iter(variant)
+        got = []
+        with pytest.raises(Exception) as info:
+            while True:
+                got.append(next(it)["y"].tolist())
+        outcomes.append((type(info.value), str(info.value), got, [b["y"].tolist() for b in it]))
+    assert outcomes[0] == outcomes[1]

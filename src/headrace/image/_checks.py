@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.element_random import ELEMENT_RNG
 from ..core.errors import InvalidArgumentError
 
 _RANK_TEXT = {
@@ -62,9 +63,12 @@ def resolve_rng(rng: Any, seed: Any, fn: str) -> np.random.Generator:
 
     ``seed`` gives ``np.random.default_rng(seed)``'s draws; building that generator costs ~15 us, more
     than a flip, so each thread keeps the last few seeded generators and rewinds one to its initial
-    state (~1.5 us). Without either, draws come from a per-thread generator seeded once from the OS
-    (again per process after a fork), as unpredictable as a fresh ``default_rng()`` per call. The
-    generator returned is used by the calling function only, before it returns.
+    state (~1.5 us). Without either, inside ``map(f, seed=S)`` draws come from the element's own
+    stream (the generator ``f`` is given as ``rng``, as ``headrace.random.*`` draw: ported
+    ``tf.image.random_*(image)`` calls are reproducible there); elsewhere from a per-thread generator
+    seeded once from the OS (again per process after a fork), as unpredictable as a fresh
+    ``default_rng()`` per call. The generator returned is used by the calling function only, before
+    it returns.
     """
     if rng is not None:
         if seed is not None:
@@ -75,6 +79,10 @@ def resolve_rng(rng: Any, seed: Any, fn: str) -> np.random.Generator:
                 "np.random.default_rng(0) (map(..., seed=S) passes one to your function)"
             )
         return rng
+    if seed is None:
+        element = ELEMENT_RNG.get()
+        if element is not None:
+            return element
     generators = _thread_generators()
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:

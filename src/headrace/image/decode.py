@@ -16,6 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..core.errors import DataLossError, InvalidArgumentError, StructureError
+from ..core.trace_hook import traceable
 from ._checks import pillow
 from .convert import convert_image_dtype
 from .encode import encode_jpeg, encode_png  # noqa: F401  (the docstring examples use them)
@@ -115,6 +116,7 @@ def _wrong_format(contents: bytes, fn: str, wanted: str) -> ImageDecodeError:
 # --- JPEG --------------------------------------------------------------------------------------------------
 
 
+@traceable("io.decode_jpeg")
 def decode_jpeg(
     contents: Any,
     channels: int = 0,
@@ -371,6 +373,7 @@ def _decode_with_pillow(
     return np.ascontiguousarray(out)
 
 
+@traceable("io.decode_png")
 def decode_png(
     contents: Any, channels: int = 0, dtype: Any = np.uint8, name: str | None = None
 ) -> np.ndarray:
@@ -393,6 +396,7 @@ def decode_png(
     return _decode_with_pillow(data, fn, "PNG", channels, dtype=dtype)
 
 
+@traceable("io.decode_image")
 def decode_image(
     contents: Any,
     channels: int | None = None,

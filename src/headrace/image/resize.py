@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._checks import as_image, check_size
 from ._compiled import kernels
 from .pad import pad_to_bounding_box
@@ -136,6 +137,7 @@ def bilinear_reference(batch, y_low, y_high, y_lerp, x_low, x_high, x_lerp) -> n
     return top
 
 
+@traceable("image.resize")
 def resize(
     images: Any,
     size: Any,

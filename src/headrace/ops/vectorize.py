@@ -12,6 +12,11 @@ state, so checkpoints are those of the per-element pipeline, and runs them for a
 call cannot take (inputs of another shape, an element whose op fails: the per-element run then
 raises the same error naming the element). The first batch is also computed per element and
 compared; a difference leaves the map per element for good, with one warning naming the op.
+
+Image decoders decode a batch in one call; images whose sizes differ within a batch are :class:`Rows`,
+and the ops after them run row by row until one gives one size again (``random_crop``, ``resize``).
+A map read by ``shuffle`` then ``batch`` is a :class:`ChunkVectorizedMapNode`: its own iterator
+(same state and streams) computes each chunk of input it is asked for with one traced call.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import threading
 import types
 import warnings
 from collections.abc import Callable
@@ -37,9 +43,10 @@ from ..core.structure import flatten, pack_as
 from ..core.trace_hook import TRACING, VECTORIZERS
 from ..io.features import FixedLenFeature
 from ..runtime.calls import apply, element_rng
-from ..runtime.defaults import resolve_parallelism
+from ..runtime.defaults import available_cpus, resolve_parallelism
 from .batch import BatchIterator, BatchNode
 from .map import MapIterator, MapNode
+from .shuffle import ShuffleNode
 from .support.batching import stack
 
 logger = logging.getLogger("headrace.vectorize")
@@ -47,6 +54,11 @@ logger = logging.getLogger("headrace.vectorize")
 
 class Unsupported(Exception):
     """The function cannot be traced into one batched call; the message says why."""
+
+
+class NotThisBatch(Unsupported):
+    """A batch whose values the trace does not cover (images of other ranks, sizes an ``ensure_shape``
+    refuses, outputs of several shapes): it runs per element, the map stays vectorised."""
 
 
 class VectorizationWarning(RuntimeWarning):
@@ -86,12 +98,25 @@ class Graph:
     steps: list[Step] = field(default_factory=list)
     random: bool = False
 
-    def value(self, name: str, fn: Callable, args: tuple[Tracer, ...], example: Any) -> Tracer:
+    def value(
+        self,
+        name: str,
+        fn: Callable,
+        args: tuple[Tracer, ...],
+        example: Any,
+        varies: Any = ...,
+    ) -> Tracer:
+        """A new value, ``fn(run, *args)``. ``varies``: which of its dimensions may differ between
+        elements (None: none); by default every one when an argument's size varies (a decoded image)."""
         for arg in args:
             if arg.graph is not self:
                 raise Unsupported("a traced value from another trace (a value kept between calls)")
+        if varies is ...:
+            varies = (True,) * np.ndim(example) if any(arg.varies for arg in args) else None
         self.steps.append(Step(name, fn, tuple(arg.index for arg in args)))
-        return Tracer(self, self.n_inputs + len(self.steps) - 1, example, name)
+        tracer = Tracer(self, self.n_inputs + len(self.steps) - 1, example, name)
+        tracer.varies = varies if varies is not None and any(varies) else None
+        return tracer
 
     def call(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
         rule = RULES.get(name)
@@ -106,10 +131,11 @@ class Graph:
 
 
 class Run:
-    """One batched call: its size and, for random ops, each element's generator (made on demand)."""
+    """One batched call: its size, for random ops each element's generator (made on demand), and the
+    threads an op that releases the GIL may use (the map's ``num_parallel_calls``; 1 when serial)."""
 
-    def __init__(self, n: int, keys: list[tuple[int, int, int, int]] | None):
-        self.n, self.keys = n, keys
+    def __init__(self, n: int, keys: list[tuple[int, int, int, int]] | None, workers: int = 1):
+        self.n, self.keys, self.workers = n, keys, workers
         self._rngs: list[np.random.Generator] | None = None
 
     def rngs(self) -> list[np.random.Generator]:
@@ -118,6 +144,43 @@ class Run:
                 raise Unsupported("random op without per-element streams")
             self._rngs = [element_rng(*key) for key in self.keys]
         return self._rngs
+
+    def row(self, i: int) -> Run:
+        """Element ``i`` alone, drawing from the same generator (its stream goes on across steps)."""
+        return _RowRun(self, i)
+
+
+class _RowRun(Run):
+    def __init__(self, parent: Run, i: int):
+        super().__init__(1, None if parent.keys is None else parent.keys[i : i + 1])
+        self.parent, self.i = parent, i
+
+    def rngs(self) -> list[np.random.Generator]:
+        return [self.parent.rngs()[self.i]]
+
+
+class Rows(list):
+    """A batch whose elements differ in shape (decoded images of several sizes), one array a row:
+    the ops that follow run row by row until their results agree in shape again (then they stack)."""
+
+
+def _per_row(step: Step, run: Run, values: list) -> Any:
+    """``step`` on a batch holding :class:`Rows`: its batched call on each row alone."""
+    outs = []
+    for i in range(run.n):
+        row = [v[i][None] if isinstance(v, Rows) else v[i : i + 1] for v in values]
+        out = step.fn(run.row(i), *row)
+        if not isinstance(out, np.ndarray) or out.shape[:1] != (1,):
+            raise Unsupported(f"{step.name} row by row gave a {type(out).__name__}, not one row")
+        outs.append(out[0])
+    return _stack_rows(outs)
+
+
+def _stack_rows(outs: list) -> Any:
+    first = outs[0]
+    if all(o.shape == first.shape and o.dtype == first.dtype for o in outs):
+        return np.stack(outs)
+    return Rows(outs)
 
 
 def untraced(fn: Callable, *args: Any, **kwargs: Any) -> Any:
@@ -144,15 +207,21 @@ class Tracer:
     trace, and the map runs per element.
     """
 
-    __slots__ = ("example", "graph", "index", "op")
+    __slots__ = ("example", "graph", "index", "op", "varies")
     __array_ufunc__ = None  # numpy operators defer to ours; numpy ufuncs on a tracer raise
     __hash__ = object.__hash__
 
     def __init__(self, graph: Graph, index: int, example: Any, op: str):
         self.graph, self.index, self.example, self.op = graph, index, example, op
+        self.varies: tuple[bool, ...] | None = None  # dimensions whose size differs between elements
 
     @property
     def shape(self) -> tuple[int, ...]:
+        if self.varies:
+            raise Unsupported(
+                f"the shape of {self.op}'s result, whose size differs between elements (as TF's static "
+                "shape has None there)"
+            )
         return np.shape(self.example)
 
     @property
@@ -179,7 +248,7 @@ class Tracer:
     tolist = _refuse(".tolist()")
 
     def __repr__(self) -> str:
-        return f"<Tracer {self.op}: per-element shape {self.shape}>"
+        return f"<Tracer {self.op}: per-element shape {np.shape(self.example)}>"
 
     def astype(self, dtype: Any) -> Tracer:
         return elementwise(self.graph, "astype", lambda x: x.astype(dtype), (self,), {})
@@ -286,15 +355,20 @@ def elementwise(
     rank = max(np.ndim(a.example if isinstance(a, Tracer) else a) for a in args)
     pads = [(None,) * (rank - args[i].ndim) for i in traced]
     fixed = list(args)
+    if len(traced) == 1 and np.shape(example) == np.shape(args[traced[0]].example):
+        varies = args[traced[0]].varies  # x op scalar: x's sizes
+    else:
+        varies = ...
+
     if fast is not None and len(traced) == 1 and not pads[0] and not kwargs:
         position = traced[0]
         if len(args) == 1:
-            return graph.value(name, lambda run, v: fast(v), (args[0],), example)
+            return graph.value(name, lambda run, v: fast(v), (args[0],), example, varies)
         if len(args) == 2:
             other = args[1 - position]
             if position == 0:
-                return graph.value(name, lambda run, v: fast(v, other), (args[0],), example)
-            return graph.value(name, lambda run, v: fast(other, v), (args[1],), example)
+                return graph.value(name, lambda run, v: fast(v, other), (args[0],), example, varies)
+            return graph.value(name, lambda run, v: fast(other, v), (args[1],), example, varies)
 
     def run(_run: Run, *values: Any) -> Any:
         call = fixed.copy()
@@ -302,7 +376,7 @@ def elementwise(
             call[i] = value[(slice(None),) + pad] if pad else value
         return fn(*call, **kwargs)
 
-    return graph.value(name, run, tuple(args[i] for i in traced), example)
+    return graph.value(name, run, tuple(args[i] for i in traced), example, varies)
 
 
 def _elementwise_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
@@ -434,6 +508,8 @@ def _reshape(graph: Graph, name: str, fn: Callable, x: Tracer, shape: Any) -> Tr
     _no_tracers(name, shape)
     target = [int(s) for s in np.asarray(shape).reshape(-1).tolist()]
     example = untraced(fn, x.example, target)
+    if x.varies:
+        raise Unsupported(f"{name} of {x.op}'s result, whose size differs between elements")
     if isinstance(x.example, (np.ndarray, np.generic)):
         # The op's checks passed on the example, whose shape every row has: numpy's reshape.
         shape = tuple(np.shape(example))
@@ -458,6 +534,8 @@ def _squeeze_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: di
     x, rest, _ = _single_input(graph, name, fn, args, kwargs)
     example = untraced(fn, x.example, **rest)
     axis = rest.get("axis")
+    if axis is None and x.varies:
+        raise Unsupported(f"{name} without axis of {x.op}'s result, whose size differs between elements")
     axes = (
         [i for i, s in enumerate(x.shape) if s == 1]
         if axis is None
@@ -517,6 +595,8 @@ def _one_hot_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: di
 def _shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
     # Per-element shapes are static in a trace (each batch's input shapes are checked against it).
     x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.varies:
+        raise Unsupported(f"{name} of {x.op}'s result, whose size differs between elements")
     return untraced(fn, x.example, **rest)
 
 
@@ -525,7 +605,164 @@ def _image_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict
     if x.ndim != 3:
         raise Unsupported(f"{name} of a value of rank {x.ndim} (an image of rank 3 is vectorised)")
     example = untraced(fn, x.example, **rest)
-    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example, x.varies)
+
+
+def _resize_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``resize`` of one image per element: the op resizes a batch image by image (same kernels)."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.ndim != 3:
+        raise Unsupported(f"{name} of a value of rank {x.ndim} (an image of rank 3 is vectorised)")
+    example = untraced(fn, x.example, **rest)
+    channels = bool(x.varies and x.varies[-1])
+    varies = (True, True, channels) if rest.get("preserve_aspect_ratio") else (False, False, channels)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example, varies)
+
+
+_DECODE_OPTIONS = {  # the options under which decode_batch's direct JPEG path gives the op's pixels
+    "io.decode_jpeg": {
+        "ratio": 1,
+        "fancy_upscaling": True,
+        "try_recover_truncated": False,
+        "acceptable_fraction": ...,
+        "dct_method": "",
+        "name": ...,
+    },
+    "io.decode_image": {"dtype": np.uint8, "name": ..., "expand_animations": ...},
+}
+
+
+def _decode_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """An image decoder on each element's bytes: one call decodes the batch (JPEGs of one size straight
+    into the stacked output through libjpeg-turbo; anything else element by element, with the op). The
+    images' sizes differ between elements: when they differ within a batch it is :class:`Rows`, and
+    the ops that follow run row by row until a crop or resize makes the sizes agree."""
+    from ..image import decode as decoders  # noqa: PLC0415 (loaded by then: fn is its op)
+
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.ndim != 0:
+        raise Unsupported(f"{name} of a value of rank {x.ndim} (one encoded image per element)")
+    example = untraced(fn, x.example, **rest)
+    rank = np.ndim(example)
+    channels = rest.get("channels", 0) or 0
+    wanted = _DECODE_OPTIONS.get(name)
+    direct = (
+        wanted is not None
+        and decoders.simplejpeg is not None
+        and type(channels) is int
+        and channels in (0, 3)
+        and all(
+            wanted[k] is ... or (rest[k] == wanted[k] and type(rest[k]) is type(wanted[k]))
+            if k != "dtype"
+            else np.dtype(rest[k]) == np.uint8
+            for k in rest
+            if k in wanted
+        )
+        and not (set(rest) - set(wanted) - {"channels"})
+    )
+
+    def one(data: Any) -> np.ndarray:
+        image = fn(data, **rest)
+        if np.ndim(image) != rank:  # an animated GIF among still images: the per-element run batches it
+            raise NotThisBatch(f"{name} gave an image of rank {np.ndim(image)}, not {rank}")
+        return image
+
+    def run(run_: Run, batch: np.ndarray) -> Any:
+        items = list(batch.reshape(-1))
+        if direct and all(type(d) is bytes for d in items):
+            out = _decode_jpegs_into_one(decoders, items, channels, run_.workers)
+            if out is not None:
+                return out
+        return _stack_rows([one(d) for d in items])
+
+    return graph.value(name, run, (x,), example, (True, True, channels == 0)[:rank] if rank == 3 else None)
+
+
+def _decode_jpegs_into_one(
+    decoders: Any, items: list[bytes], channels: int, workers: int = 1
+) -> np.ndarray | None:
+    """JPEGs of one size whose per-element decode is libjpeg-turbo to RGB with the fast DCT (the
+    op's usual path), decoded into one ``(N, H, W, 3)`` array; None when any is not. With ``workers``
+    > 1 (a map given ``num_parallel_calls``), parts of the batch decode in threads: the decoder
+    releases the GIL."""
+    simplejpeg, jpeg = decoders.simplejpeg, decoders._JPEG
+    size = None
+    for data in items:
+        if data[:3] != jpeg:
+            return None
+        try:
+            height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data)
+        except ValueError:
+            return None
+        if not (colorspace == "YCbCr" or (channels == 3 and colorspace in ("RGB", "Gray"))):
+            return None
+        if size is None:
+            size = (height, width)
+            if height * width > decoders._pixel_budget():
+                return None
+        elif (height, width) != size:
+            return None
+    assert size is not None
+    out = np.empty((len(items), *size, 3), np.uint8)
+
+    def part(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            simplejpeg.decode_jpeg(items[i], "RGB", True, buffer=out[i])
+
+    parts = min(workers, len(items) // _PER_THREAD)
+    try:
+        if parts > 1:
+            bounds = np.linspace(0, len(items), parts + 1).astype(int).tolist()
+            futures = [_pool().submit(part, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+            for future in futures:
+                future.result()
+        else:
+            part(0, len(items))
+    except ValueError:
+        return None  # the op, element by element, says what is wrong
+    return out
+
+
+_PER_THREAD = 8  # the fewest images a decoding thread takes (fewer: the hand-off costs more)
+_POOL: Any = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> Any:
+    """The threads vectorised decoders share (as many as CPUs; made at first use)."""
+    global _POOL  # noqa: PLW0603 (one pool per process, made on demand)
+    with _POOL_LOCK:
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+            _POOL = ThreadPoolExecutor(max_workers=available_cpus(), thread_name_prefix="headrace-decode")
+        return _POOL
+
+
+def _ensure_shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``ensure_shape``: checked on the traced element; on a value whose size differs between elements,
+    checked on each batch (an element that fails raises, per element, the op's error), and the sizes it
+    names are known from here on (as ``set_shape`` makes them known in TF)."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    if not x.varies:
+        return graph.value(name, lambda run, v: v, (x,), example, None)
+    from ..core.spec import TensorShape  # noqa: PLC0415 (the op's own reading of the shape)
+
+    target = TensorShape(rest["shape"])
+    if target.rank is None:
+        return graph.value(name, lambda run, v: v, (x,), example, x.varies)
+    dims = target.as_list()
+    if len(dims) != x.ndim:
+        raise Unsupported(f"{name} to a shape of rank {len(dims)} of a value of rank {x.ndim}")
+    varies = tuple(bool(v) and d is None for v, d in zip(x.varies, dims))
+
+    def run(run_: Run, v: np.ndarray) -> np.ndarray:
+        if any(d is not None and d != size for d, size in zip(dims, v.shape[1:])):
+            raise NotThisBatch(f"{name}: a batch of shape {v.shape} is not compatible with {dims}")
+        return v
+
+    return graph.value(name, run, (x,), example, varies)
 
 
 def _scalar_bytes_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
@@ -599,25 +836,42 @@ def _random_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dic
     return graph.value(name, run_rows, (bound[key],), example)
 
 
+def _random_crop_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``random_crop`` row by row from each element's stream; a fixed ``size`` fixes the result's size
+    (a batch of decoded images of several sizes stacks again here)."""
+    bound = _bind(fn, args, kwargs)
+    if bound.get("rng") not in (RNG, None) or bound.get("seed") is not None:
+        raise Unsupported(f"{name} with seed= or another rng than the map's (map(f, seed=S) passes one)")
+    out = _random_rule(graph, name, fn, args, kwargs)
+    value, size = bound.get("value"), bound.get("size")
+    if isinstance(value, Tracer) and value.varies and isinstance(size, (list, tuple)):
+        if all(type(s) is int for s in size) and len(size) == value.ndim:
+            out.varies = None
+        elif len(size) == 2 and value.ndim == 3 and all(type(s) is int for s in size):
+            out.varies = (False, False, True) if value.varies[-1] else None
+    return out
+
+
 def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
     bound = _bind(fn, args, kwargs)
     image = bound.get("image")
-    if not graph.seeded or bound.get("rng") is not RNG or bound.get("seed") is not None:
-        raise Unsupported(f"{name} without the map's rng= (map(f, seed=S) passes one)")
+    if not graph.seeded or bound.get("rng") not in (RNG, None) or bound.get("seed") is not None:
+        raise Unsupported(f"{name} with seed= or another rng than the map's, or in a map without seed=")
     if not isinstance(image, Tracer) or image.ndim != 3:
         raise Unsupported(f"{name} of a value that is not one traced image")
     example = untraced(fn, image.example, rng=np.random.default_rng(0))
     graph.random = True
+    varies = image.varies
 
     def run(run_: Run, batch: np.ndarray) -> np.ndarray:
         # The per-element op draws one random() per image: the same draw from each element's stream.
-        chosen = np.flatnonzero(np.array([rng.random() for rng in run_.rngs()]) < 0.5)
-        out = batch.copy()
-        if chosen.size:
-            out[chosen] = batch[chosen, :, ::-1]
+        flips = [rng.random() < 0.5 for rng in run_.rngs()]
+        out = np.empty_like(batch)
+        for i, flip in enumerate(flips):  # row by row: slice copies, faster than a fancy-index gather
+            out[i] = batch[i, :, ::-1] if flip else batch[i]
         return out
 
-    return graph.value(name, run, (image,), example)
+    return graph.value(name, run, (image,), example, varies)
 
 
 _ELEMENTWISE = (
@@ -637,12 +891,17 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "concat": _join_rule,
     "stack": _join_rule,
     "one_hot": _one_hot_rule,
+    "ensure_shape": _ensure_shape_rule,
     "shape": _shape_rule,
     "io.parse_single_example": _parse_single_example_rule,
     "io.decode_raw": _scalar_bytes_rule,
     "image.flip_left_right": _image_rule,
     "image.random_flip_left_right": _random_flip_rule,
-    "image.random_crop": _random_rule,
+    "image.random_crop": _random_crop_rule,
+    "image.resize": _resize_rule,
+    "io.decode_jpeg": _decode_rule,
+    "io.decode_png": _decode_rule,
+    "io.decode_image": _decode_rule,
     "random.uniform": _random_rule,
     "random.normal": _random_rule,
 }
@@ -677,23 +936,41 @@ class Traced:
     failed: str | None = None  # set when the first-batch check found a difference
     failed_op: str = "the output"  # the op the last failed call stopped at
     checked: bool = False  # the first batch was compared with the per-element results
+    row_batches: int = 0  # batches whose values differed in shape somewhere (run row by row there)
 
-    def run(self, batched: Any, keys: list[tuple[int, int, int, int]] | None) -> Any:
+    def run(
+        self, batched: Any, keys: list[tuple[int, int, int, int]] | None, rows: bool = False, workers: int = 1
+    ) -> Any:
+        """The outputs for the stacked inputs ``batched``; ``rows``: an output whose elements differ in
+        shape is given as :class:`Rows` (a chunk's elements go on one by one), else it fails."""
         leaves = flatten(batched)
         n = len(leaves[0])
         env = list(leaves)
-        run = Run(n, keys)
+        run = Run(n, keys, workers)
         step = None
+        by_rows = False
         try:
             with np.errstate(all="ignore"):  # the tf ops compute so (numpy kernels run bare here)
                 for step in self.graph.steps:
-                    env.append(step.fn(run, *[env[i] for i in step.args]))
+                    values = [env[i] for i in step.args]
+                    if any(type(v) is Rows for v in values):
+                        by_rows = True
+                        env.append(_per_row(step, run, values))
+                    else:
+                        env.append(step.fn(run, *values))
         except Exception:
             self.failed_op = step.name if step else "?"
             raise
-        out = []
+        if by_rows or any(type(v) is Rows for v in env):
+            self.row_batches += 1
+        out: list[Any] = []
         for index in flatten(self.outputs):
             value = env[index]
+            if type(value) is Rows:  # elements of several shapes: batch refuses them (per element)
+                if rows:
+                    out.append(value)
+                    continue
+                raise NotThisBatch(f"{self.op_of(index)}: an output whose elements differ in shape")
             if not isinstance(value, np.ndarray) or value.shape[:1] != (n,):
                 raise Unsupported(f"an output that is not a batch of {n} values")
             out.append(np.ascontiguousarray(value))
@@ -759,7 +1036,12 @@ def trace(fn: Callable, element: Any, seeded: bool) -> Traced:
 
 
 _PACKAGE = str(Path(__file__).parent.parent)
-_OWN = (__file__, str(Path(__file__).parent.parent / "core" / "trace_hook.py"))
+_OWN = (  # the tracer's and the map's own frames (a seeded map's wrapper, runtime.calls.apply)
+    __file__,
+    str(Path(__file__).parent.parent / "core" / "trace_hook.py"),
+    str(Path(__file__).parent / "map.py"),
+    str(Path(__file__).parent.parent / "runtime" / "calls.py"),
+)
 
 
 def _library_op(tb: Any) -> str | None:
@@ -866,13 +1148,31 @@ class VectorizedBatchNode(BatchNode):
         if decision.failed is not None:
             return f"- {map_node!r}: per element, its first batch differed at {decision.failed}"
         ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
-        return f"- {map_node!r}: vectorised, one traced call per batch ({ops})"
+        line = f"- {map_node!r}: vectorised, one traced call per batch ({ops})"
+        if decision.row_batches:
+            line += (
+                f"; {decision.row_batches} batch(es) held values of several sizes (decoded images): the ops "
+                "from there to the first fixed-size result (random_crop, resize) ran row by row"
+            )
+        return line
 
 
 def vectorize_batch(batch: BatchNode, parent: Node) -> Node | str | None:
-    """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces.
-    Only functions that may call an op with a batching rule are candidates (:func:`may_call_ops`):
-    a plain Python or numpy function keeps its map and batch stages as written."""
+    """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces;
+    ``batch`` of ``shuffle`` of a map, the map as one that computes each chunk of its input with one
+    traced call (:class:`ChunkVectorizedMapNode`). Only functions that may call an op with a batching
+    rule are candidates (:func:`may_call_ops`): a plain Python or numpy function keeps its map and
+    batch stages as written."""
+    if isinstance(parent, ShuffleNode) and isinstance(parent.parents[0], MapNode):
+        chunked = vectorize_chunks(parent.parents[0])
+        if not isinstance(chunked, Node):
+            return chunked
+        out = batch.with_parents(parent.with_parents(chunked))
+        out.rewrite_note = (  # type: ignore[attr-defined]
+            f"- {chunked!r} before {parent!r} and {batch!r} may run vectorised: one traced call of the "
+            "function per chunk of its input (see vectorised maps)"
+        )
+        return out
     if not isinstance(parent, MapNode) or parent.batch_safe():
         return None
     if not may_call_ops(parent.map_func):
@@ -942,6 +1242,241 @@ def _filled(cell: Any) -> bool:
 VECTORIZERS["batch"] = vectorize_batch
 
 
+def vectorize_chunks(map_node: MapNode) -> Node | str | None:
+    """``map_node`` as a :class:`ChunkVectorizedMapNode` when its function is a candidate."""
+    if map_node.batch_safe():
+        return None
+    if not may_call_ops(map_node.map_func):
+        return f"- {map_node!r}: per element, its function refers to no headrace op (nothing to trace)"
+    node = object.__new__(ChunkVectorizedMapNode)
+    node.__dict__.update(map_node.__dict__)  # as with_parents: the iteration counter is shared
+    node.__dict__.pop("_derived", None)
+    return node
+
+
+#: The most inputs one traced call of a chunk-vectorised map takes (a shuffle's first fill asks for its
+#: whole buffer), and the fewest (fewer run per element: a traced call costs more than one call).
+CHUNK, MIN_CHUNK = 256, 4
+
+
+class ChunkVectorizedMapNode(MapNode):
+    """A map read by ``shuffle`` then ``batch`` (``map(parse).shuffle(n).batch(b)``): decided at its
+    first input, it computes each chunk of inputs its consumer asks for (the batch's size, the
+    shuffle's first fill) with one call of the traced function, and hands the elements on one by one.
+    Positions, per-element random streams and checkpoints are the per-element map's."""
+
+    def decision(self) -> Traced | str | None:
+        return derived(self).get("vectorized")
+
+    def decide(self, element: Any) -> Traced | str:
+        cache = derived(self)
+        if "vectorized" not in cache:
+            cache["vectorized"] = trace_map(self, element)
+        return cache["vectorized"]
+
+    def runs_per_element(self) -> bool:
+        decision = self.decision()
+        return isinstance(decision, str) or (decision is not None and decision.failed is not None)
+
+    def iterator(self, ctx: Context) -> NodeIterator:
+        if ctx.probe or self.runs_per_element():
+            return super().iterator(ctx)
+        parent = self.parents[0].iterator(ctx)
+        iteration = ctx.iteration_of(self) if self.seed is not None else 0
+        return ChunkMapIterator(self, parent, iteration, ctx)
+
+    def explain_line(self) -> str:
+        decision = self.decision()
+        if decision is None:
+            return f"- {self!r}: vectorised over chunks of its input if its function traces (decided at the first)"
+        if isinstance(decision, str):
+            return f"- {self!r}: per element, {decision}"
+        if decision.failed is not None:
+            return f"- {self!r}: per element, its first chunk differed at {decision.failed}"
+        ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
+        return f"- {self!r}: vectorised, one traced call per chunk of its input ({ops})"
+
+
+class ChunkMapIterator(MapIterator):
+    """The map's own iterator (same state, same positions and keys) whose chunks run as one traced call;
+    anything the traced call cannot take runs per element (:meth:`MapIterator.compute`), which raises or
+    holds a failing element's error as the per-element map does. Once the map runs per element for good
+    it goes on with the workers it asked for (``num_parallel_calls``)."""
+
+    def __init__(self, node: ChunkVectorizedMapNode, parent: NodeIterator, iteration: int, ctx: Context):
+        super().__init__(node, parent, iteration)
+        self.ctx = ctx
+        self.workers = resolve_parallelism(node.num_parallel_calls, node.executor) or 1  # decoders' threads
+        self.delegate: NodeIterator | None = None
+        self._switch = False
+
+    def next_chunk(self, n: int) -> list:
+        if self.delegate is not None:
+            out = self.delegate.next_chunk(n)
+            self.produced = self.delegate.produced
+            return out
+        out = super().next_chunk(n)
+        if self._switch and not self.owed:
+            self._go_per_element()
+        return out
+
+    def __next__(self) -> Any:
+        return self.next_chunk(1)[0]
+
+    def _go_per_element(self) -> None:
+        node = cast(MapNode, self.node)
+        self._switch = False
+        workers = resolve_parallelism(node.num_parallel_calls, node.executor)
+        if workers is None:
+            return
+        from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (as MapNode.iterator)
+
+        options = self.ctx.options
+        deterministic = options.deterministic if node.deterministic is None else node.deterministic
+        parallel = ParallelMapIterator(
+            node,
+            self.parent,
+            workers=workers,
+            deterministic=deterministic,
+            executor=node.executor,
+            iteration=self.iteration,
+        )
+        parallel.start_at(self.position, self.epoch, self.produced)
+        self.inputs = [parallel]
+        self.delegate = parallel
+
+    def compute(self, inputs: list, first: int) -> list:
+        node = cast(ChunkVectorizedMapNode, self.node)
+        traced = node.decide(inputs[0])
+        if isinstance(traced, str) or traced.failed is not None:
+            self._switch = True
+            return super().compute(inputs, first)
+        if len(inputs) < MIN_CHUNK:
+            return super().compute(inputs, first)
+        out: list = []
+        for start in range(0, len(inputs), CHUNK):
+            piece = inputs[start : start + CHUNK]
+            computed = self._vectorised(traced, piece, first + start)
+            if computed is None:  # per element: from here on, exactly as the map computes a chunk
+                try:
+                    return out + super().compute(inputs[start:], first + start)
+                except Exception as exc:  # at its first input: the rest is owed, the pieces before go on
+                    if not out:
+                        raise
+                    return self.hold(out, exc, first + start, inputs[start])
+            out.extend(computed)
+        return out
+
+    def _vectorised(self, traced: Traced, inputs: list, first: int) -> list | None:
+        """The outputs of ``inputs`` by one traced call, or None where it cannot or must not say."""
+        keys = None
+        if self.seed is not None:
+            keys = [(self.seed, self.iteration, self.epoch, first + i) for i in range(len(inputs))]
+        try:
+            batched = stack(inputs)
+        except Exception:
+            return None
+        if not traced.accepts(batched):
+            return None
+        try:
+            out = traced.run(batched, keys, rows=True, workers=self.workers)
+        except Exception as exc:
+            logger.debug("%r: a chunk computed per element (%s)", self.node, exc)
+            if isinstance(exc, NotThisBatch):
+                return None
+            try:
+                _reference(self.fn, inputs, keys)
+            except Exception:
+                return None  # the per-element run raises (or holds) its error, naming the element
+            self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            return None
+        elements = _unstack(out, len(inputs))
+        if not traced.checked:  # once per pipeline, as a trace is made once
+            traced.checked = True
+            try:
+                reference = _reference(self.fn, inputs, keys)
+            except Exception:
+                return None
+            for i, (got, expected) in enumerate(zip(elements, reference)):
+                message = difference(_arrays(got), _arrays(expected), f"element {first + i}")
+                if message is not None:
+                    numbers = flatten(traced.outputs)
+                    leaves, wanted = flatten(_arrays(got)), flatten(_arrays(expected))
+                    op = next(
+                        (traced.op_of(k) for k, v, r in zip(numbers, leaves, wanted) if difference(v, r)),
+                        "the output",
+                    )
+                    self._differs(traced, op, message)
+                    return None
+        return elements
+
+    def _differs(self, traced: Traced, op: str, message: str) -> None:
+        if traced.failed is None:
+            traced.failed = f"op {op} ({message})"
+            warnings.warn(
+                f"{self.node!r} runs per element: its vectorised call differs from the per-element one at "
+                f"op {op} ({message}); Options().experimental_optimization.map_vectorization = False "
+                "silences this",
+                VectorizationWarning,
+                stacklevel=user_stacklevel(),
+            )
+        self._switch = True
+
+    def get_state(self) -> dict:
+        return self.delegate.get_state() if self.delegate is not None else super().get_state()
+
+    def set_state(self, state: dict) -> None:
+        if self.delegate is not None:
+            self.delegate.set_state(state)
+            self.produced = self.delegate.produced
+            return
+        super().set_state(state)
+
+    def reset(self) -> None:
+        if self.delegate is not None:
+            self.delegate.reset()
+            return
+        super().reset()
+
+    def seek_forward(self, n: int) -> int | None:
+        if self.delegate is None:
+            return super().seek_forward(n)
+        skipped = self.delegate.seek_forward(n)
+        self.produced = self.delegate.produced
+        return skipped
+
+
+def _reference(fn: Callable, inputs: list, keys: list | None) -> list:
+    """The per-element outputs of ``inputs`` (the map's function called on each)."""
+    outs = []
+    for i, element in enumerate(inputs):
+        value = apply(fn, element, keys[i] if keys is not None else None)
+        outs.append(tf_result(value) if type(value) in CONVERTED else value)
+    return outs
+
+
+def _arrays(element: Any) -> Any:
+    """``element`` with its leaves as arrays (a scalar row and a 0-d result compare alike)."""
+    if isinstance(element, (tuple, dict)):
+        return pack_as(element, [np.asarray(leaf) for leaf in flatten(element)])
+    return np.asarray(element)
+
+
+def _unstack(out: Any, n: int) -> list:
+    """A traced call's batched outputs as ``n`` elements; rows are copied (a view would keep the whole
+    chunk alive while one of its elements waits in a shuffle buffer)."""
+    leaves = flatten(out)
+    columns = [
+        list(leaf) if type(leaf) is Rows or leaf.ndim == 1 else [row.copy() for row in leaf]
+        for leaf in leaves
+    ]
+    if not isinstance(out, (tuple, dict)):
+        return columns[0]
+    if type(out) is tuple and all(isinstance(v, (np.ndarray, Rows)) for v in out):  # flat, the usual
+        return list(zip(*columns))
+    return [pack_as(out, [column[i] for column in columns]) for i in range(n)]
+
+
 class VectorizedMapIterator(NodeIterator):
     """``batch`` over ``map``, run as batch plus one traced call; the per-element iterators keep the
     state (checkpoints are theirs) and compute any batch the traced call cannot take."""
@@ -951,6 +1486,8 @@ class VectorizedMapIterator(NodeIterator):
         # it is this stage's own per-element path.
         super().__init__(node, map_iterator)
         self.ctx = ctx
+        map_node = cast(MapNode, node.parents[0])
+        self.workers = resolve_parallelism(map_node.num_parallel_calls, map_node.executor) or 1
         self.map_iterator, self.batch_iterator = map_iterator, batch_iterator
         self.delegate: NodeIterator | None = None  # the per-element stages, once the map runs per element
 
@@ -1040,13 +1577,14 @@ class VectorizedMapIterator(NodeIterator):
         if not traced.accepts(batched):  # inputs of other shapes than the traced ones
             return self._per_element(elements)
         try:
-            out = traced.run(batched, keys)
+            out = traced.run(batched, keys, workers=self.workers)
         except Exception as exc:
             # An element the op refuses: the per-element run raises its error, naming the element.
             logger.debug("%r: a batch computed per element (%s)", self.node, exc)
             out = self._per_element(elements)
-            # It did not raise: the vectorised call is wrong where the per-element one is not.
-            self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            if not isinstance(exc, NotThisBatch):
+                # It did not raise: the vectorised call is wrong where the per-element one is not.
+                self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
             return out
         if not traced.checked:  # once per pipeline, as a trace is made once
             traced.checked = True

@@ -699,7 +699,11 @@ def shape_n(input: Any, out_type: Any = np.int32, name: str | None = None) -> li
     return [shape(t, out_type) for t in input]
 
 
+@traceable("ensure_shape")
 def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Any:
+    """``x`` unchanged when its shape is compatible with ``shape`` (``None`` for any size), else
+    InvalidArgumentError: the way to write ``x.set_shape(shape)`` here (numpy arrays have no
+    ``set_shape``), and, in a vectorised map, what fixes a decoded image's size for the trace."""
     array = _tensor(x)
     if not TensorShape(shape).is_compatible_with(TensorShape(list(array.shape))):
         raise InvalidArgumentError(

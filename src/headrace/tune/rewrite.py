@@ -68,7 +68,8 @@ def optimise(root: Node, options: Options, prefetch: Callable[[Node], Node] | No
                 staying.append(vectorized)
             elif vectorized is not None:
                 applied.append(
-                    f"- {parents[0]!r} and {node!r} may run vectorised: batch, then one traced call of the "
+                    getattr(vectorized, "rewrite_note", None)
+                    or f"- {parents[0]!r} and {node!r} may run vectorised: batch, then one traced call of the "
                     "function per batch (see vectorised maps)"
                 )
                 out = vectorized
