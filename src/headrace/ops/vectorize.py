@@ -1340,6 +1340,7 @@ class ChunkMapIterator(MapIterator):
             deterministic=deterministic,
             executor=node.executor,
             iteration=self.iteration,
+            run=self.ctx,
         )
         parallel.start_at(self.position, self.epoch, self.produced)
         self.inputs = [parallel]
