@@ -43,7 +43,7 @@ from ..core.structure import flatten, pack_as
 from ..core.trace_hook import TRACING, VECTORIZERS
 from ..io.features import FixedLenFeature
 from ..runtime.calls import apply, element_rng
-from ..runtime.defaults import available_cpus, resolve_parallelism
+from ..runtime.defaults import resolve_parallelism
 from .batch import BatchIterator, BatchNode
 from .map import MapIterator, MapNode
 from .shuffle import ShuffleNode
@@ -713,9 +713,7 @@ def _decode_jpegs_into_one(
     try:
         if parts > 1:
             bounds = np.linspace(0, len(items), parts + 1).astype(int).tolist()
-            futures = [_pool().submit(part, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
-            for future in futures:
-                future.result()
+            _in_threads(part, list(zip(bounds[:-1], bounds[1:])))
         else:
             part(0, len(items))
     except ValueError:
@@ -723,20 +721,34 @@ def _decode_jpegs_into_one(
     return out
 
 
+def _in_threads(part: Callable[[int, int], None], ranges: list[tuple[int, int]]) -> None:
+    """``part`` over each range, the first here and the others in threads started for this call (a
+    batch of JPEGs takes milliseconds; a thread starts in ~0.1 ms), so no thread outlives the batch
+    (a process-wide pool stayed behind after every pipeline). The first error is raised."""
+    errors: list[BaseException] = []
+
+    def run(lo: int, hi: int) -> None:
+        try:
+            part(lo, hi)
+        except BaseException as exc:  # noqa: BLE001 (raised in the caller's thread, below)
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=run, args=bounds, name="headrace decode", daemon=True)
+        for bounds in ranges[1:]
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        run(*ranges[0])
+    finally:
+        for thread in threads:
+            thread.join()
+    if errors:
+        raise errors[0]
+
+
 _PER_THREAD = 8  # the fewest images a decoding thread takes (fewer: the hand-off costs more)
-_POOL: Any = None
-_POOL_LOCK = threading.Lock()
-
-
-def _pool() -> Any:
-    """The threads vectorised decoders share (as many as CPUs; made at first use)."""
-    global _POOL  # noqa: PLW0603 (one pool per process, made on demand)
-    with _POOL_LOCK:
-        if _POOL is None:
-            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
-            _POOL = ThreadPoolExecutor(max_workers=available_cpus(), thread_name_prefix="headrace-decode")
-        return _POOL
 
 
 def _ensure_shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
