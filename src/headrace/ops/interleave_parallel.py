@@ -247,6 +247,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         )
         self.opens = 0
         self.inline = False  # decided: new slots are read in the consumer's thread
+        self.readers_gone = False  # inline, and every reader of the trial has closed
         self.restoring = False  # set_state reopens slots as readers: a saved slot may owe read-ahead
         self.executor_reason = (
             "trying reader threads against inline reads (too few elements read yet)"
@@ -263,11 +264,20 @@ class ParallelInterleaveIterator(InterleaveIterator):
         sub = super()._open(element, position)
         if kind == "reader":
             sub = self._read_ahead(sub)
-        elif self.gate is not None and (trial is not None or any(_reader(slot) for slot in self.slots)):
+        elif self.gate is not None and (trial is not None or self._readers_left()):
             sub = cast(NodeIterator, GatedReads(sub, self.gate))
         if trial is None or self.restoring:
             return sub
         return cast(NodeIterator, ConsumerTimed(sub, kind, perf_ns() - start, trial))
+
+    def _readers_left(self) -> bool:
+        """Whether a reader still runs beside inline slots (after an inline verdict no new one starts,
+        so once none is left the scan stops)."""
+        if self.inline and self.readers_gone:
+            return False
+        left = any(_reader(slot) is not None for slot in self.slots)
+        self.readers_gone = self.inline and not left
+        return left
 
     def _read_ahead(self, sub: NodeIterator) -> SlotReader:
         timed_sub = cast(NodeIterator, TimedReads(sub, self.reads))  # forwards all but next() to sub
