@@ -61,7 +61,8 @@ def test_one_call_or_probing_stays_serial():
     assert parallel.element_spec.shape == ()
 
 
-def test_concurrent_reads_reach_but_never_exceed_num_parallel_calls():
+def counting_reads(seconds: float):
+    """A read that sleeps ``seconds``, and the most reads seen at once (``peak[0]``)."""
     lock = threading.Lock()
     active, peak = [0], [0]
 
@@ -69,11 +70,16 @@ def test_concurrent_reads_reach_but_never_exceed_num_parallel_calls():
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        time.sleep(0.01)
+        time.sleep(seconds)
         with lock:
             active[0] -= 1
         return v
 
+    return read, peak
+
+
+def test_concurrent_reads_reach_but_never_exceed_num_parallel_calls():
+    read, peak = counting_reads(0.01)
     ds = hr.Dataset.range(4).interleave(
         lambda x: hr.Dataset.range(8).map(read), cycle_length=4, num_parallel_calls=3
     )
@@ -182,18 +188,7 @@ def test_slow_reads_keep_their_reader_threads():
 
 
 def test_inline_reads_beside_readers_count_against_num_parallel_calls():
-    lock = threading.Lock()
-    active, peak = [0], [0]
-
-    def read(v):
-        with lock:
-            active[0] += 1
-            peak[0] = max(peak[0], active[0])
-        time.sleep(0.003)
-        with lock:
-            active[0] -= 1
-        return v
-
+    read, peak = counting_reads(0.003)
     ds = hr.Dataset.range(12).interleave(
         lambda x: hr.Dataset.range(4).map(read), cycle_length=4, num_parallel_calls=2
     )
