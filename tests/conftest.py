@@ -1,6 +1,16 @@
 import os
+import signal
 
 import pytest
+
+# A shell without job control starts background commands (`make test &` from a script, some CI
+# runners) with SIGINT ignored, and Python then never raises KeyboardInterrupt: every Ctrl-C test
+# fails or hangs, and their pytest-timeout alarms land inside other code (a CPython 3.11.7 run then
+# died with "AST constructor recursion depth mismatch"). Catching SIGINT again here also gives the
+# tests' children the default disposition (an ignored signal stays ignored across exec; a caught one
+# does not).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Servers the tests start bind 127.0.0.1 only. Ray would otherwise give its nodes the machine's
 # detected address (it reads this variable once, at import, and passes it on to every node and
