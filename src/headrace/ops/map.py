@@ -126,6 +126,13 @@ class MapNode(Node):
         workers = resolve_parallelism(self.num_parallel_calls, self.executor)
         if workers is None or ctx.probe:  # probing for element_spec needs no workers
             return MapIterator(self, parent, iteration)
+        return self.parallel_iterator(parent, workers, ctx, iteration)
+
+    def parallel_iterator(
+        self, parent: NodeIterator, workers: int, ctx: Context, iteration: int
+    ) -> NodeIterator:
+        """The map on ``workers`` threads or processes over ``parent`` (also where a vectorised map
+        that falls back per element goes on: it calls ``start_at`` on the result)."""
         from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (threads, processes: on demand)
 
         deterministic = ctx.options.deterministic if self.deterministic is None else self.deterministic

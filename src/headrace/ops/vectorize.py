@@ -1341,7 +1341,7 @@ class ChunkMapIterator(MapIterator):
         workers = resolve_parallelism(node.num_parallel_calls, node.executor)
         if workers is None:
             return
-        parallel = _resumed_parallel_map(node, self.parent, workers, self.ctx, self.iteration)
+        parallel = cast(Any, node.parallel_iterator(self.parent, workers, self.ctx, self.iteration))
         parallel.start_at(self.position, self.epoch, self.produced)
         self.inputs = [parallel]
         self.delegate = parallel
@@ -1516,7 +1516,7 @@ class VectorizedMapIterator(NodeIterator):
                 m.owed.extendleft((first + i, INPUT, e) for i, e in reversed(list(enumerate(elements))))
             self.delegate = b
             return
-        parallel = _resumed_parallel_map(node, m.parent, workers, self.ctx, m.iteration)
+        parallel = cast(Any, node.parallel_iterator(m.parent, workers, self.ctx, m.iteration))
         first = m.position - len(elements or ())
         parallel.start_at(m.position, m.epoch, m.produced, list(enumerate(elements or (), start=first)))
         batch = BatchIterator(self.node, parallel)
@@ -1633,20 +1633,3 @@ class VectorizedMapIterator(NodeIterator):
         current = self._current()
         current.set_state(state)
         self.produced = current.produced
-
-
-def _resumed_parallel_map(node: Any, parent: NodeIterator, workers: int, run: Context, iteration: int) -> Any:
-    """The parallel iterator ``node`` (a MapNode) gets from ``MapNode.iterator``, over ``parent``: a
-    vectorised map that falls back per element goes on with it (the caller calls ``start_at``)."""
-    from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (as MapNode.iterator)
-
-    deterministic = run.options.deterministic if node.deterministic is None else node.deterministic
-    return ParallelMapIterator(
-        node,
-        parent,
-        workers=workers,
-        deterministic=deterministic,
-        executor=node.executor,
-        iteration=iteration,
-        run=run,
-    )
