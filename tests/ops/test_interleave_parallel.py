@@ -147,20 +147,29 @@ def test_errors_in_sub_datasets_match_the_serial_run():
 
 
 # --- reader threads or inline: the trial (issue 22: many small files read slower in parallel) ---------
-def small_files(count: int, records: int = 3):
-    return hr.Dataset.range(count).interleave(
-        lambda x: hr.Dataset.range(x * 10, x * 10 + records), cycle_length=4, num_parallel_calls=4
-    )
+def small_files(count: int, calls=4, records: int = 3, read=None):
+    """``count`` sub-datasets of ``records`` elements (``x * 100 + i``), each mapped by ``read`` if given,
+    interleaved with cycle_length 4 (serially when ``calls`` is None)."""
+
+    def open_file(x):
+        sub = hr.Dataset.range(x * 100, x * 100 + records)
+        return sub if read is None else sub.map(read)
+
+    return hr.Dataset.range(count).interleave(open_file, cycle_length=4, num_parallel_calls=calls)
+
+
+def sleeping(seconds: float):
+    def slow(v):
+        time.sleep(seconds)
+        return v
+
+    return slow
 
 
 @pytest.mark.parametrize("calls", [4, hr.AUTOTUNE])
 def test_many_small_files_end_up_read_inline(calls):
-    ds = hr.Dataset.range(60).interleave(
-        lambda x: hr.Dataset.range(x * 10, x * 10 + 3), cycle_length=4, num_parallel_calls=calls
-    )
-    serial = run(
-        hr.Dataset.range(60).interleave(lambda x: hr.Dataset.range(x * 10, x * 10 + 3), cycle_length=4)
-    )
+    ds = small_files(60, calls)
+    serial = run(small_files(60, None))
     with iter(ds) as it:
         assert run(it) == serial
         counters = it.root.counters()
@@ -173,15 +182,9 @@ def test_many_small_files_end_up_read_inline(calls):
 
 
 def test_slow_reads_keep_their_reader_threads():
-    def slow(v):
-        time.sleep(0.004)
-        return v
-
-    ds = hr.Dataset.range(16).interleave(
-        lambda x: hr.Dataset.range(x * 10, x * 10 + 4).map(slow), cycle_length=4, num_parallel_calls=4
-    )
+    ds = small_files(16, records=4, read=sleeping(0.004))
     with iter(ds) as it:
-        assert sorted(run(it)) == sorted(x * 10 + i for x in range(16) for i in range(4))
+        assert sorted(run(it)) == sorted(x * 100 + i for x in range(16) for i in range(4))
         counters = it.root.counters()
     assert counters["executor"] == "thread", counters["executor_reason"]
     assert ": reader threads (inline reads waited" in counters["executor_reason"]
@@ -204,17 +207,9 @@ def test_checkpoints_are_exact_across_the_trial():
 def test_when_readers_win_the_trials_inline_slots_get_readers_too():
     from headrace.ops.interleave_parallel import _reader
 
-    def slow(v):
-        time.sleep(0.002)
-        return v
-
     # Four long sub-datasets: none ends during the trial, so its two inline slots must switch.
-    ds = hr.Dataset.range(4).interleave(
-        lambda x: hr.Dataset.range(x * 100, x * 100 + 30).map(slow), cycle_length=4, num_parallel_calls=4
-    )
-    serial = run(
-        hr.Dataset.range(4).interleave(lambda x: hr.Dataset.range(x * 100, x * 100 + 30), cycle_length=4)
-    )
+    ds = small_files(4, records=30, read=sleeping(0.002))
+    serial = run(small_files(4, None, records=30))
     with iter(ds) as it:
         head = [int(next(it)) for _ in range(60)]
         stage = it.root

@@ -1151,22 +1151,27 @@ class VectorizedBatchNode(BatchNode):
         return VectorizedMapIterator(self, ctx, map_iterator, BatchIterator(self, map_iterator))
 
     def explain_line(self) -> str:
-        map_node = self.parents[0]
         decision = self.decision()
-        if decision is None:
-            return f"- {map_node!r}: vectorised if its function traces (decided at the first batch)"
-        if isinstance(decision, str):
-            return f"- {map_node!r}: per element, {decision}"
-        if decision.failed is not None:
-            return f"- {map_node!r}: per element, its first batch differed at {decision.failed}"
-        ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
-        line = f"- {map_node!r}: vectorised, one traced call per batch ({ops})"
-        if decision.row_batches:
+        line = _decision_line(self.parents[0], decision, "batch", "batch")
+        if not isinstance(decision, (str, type(None))) and decision.failed is None and decision.row_batches:
             line += (
                 f"; {decision.row_batches} batch(es) held values of several sizes (decoded images): the ops "
                 "from there to the first fixed-size result (random_crop, resize) ran row by row"
             )
         return line
+
+
+def _decision_line(map_node: Node, decision: Any, first: str, unit: str) -> str:
+    """``explain()``'s line for a map that may run vectorised: undecided, per element (why), or the
+    traced ops, one call per ``unit``; ``first`` names what the first-result check compared."""
+    if decision is None:
+        return f"- {map_node!r}: vectorised over each {unit} if its function traces (decided at the first {first})"
+    if isinstance(decision, str):
+        return f"- {map_node!r}: per element, {decision}"
+    if decision.failed is not None:
+        return f"- {map_node!r}: per element, its first {first} differed at {decision.failed}"
+    ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
+    return f"- {map_node!r}: vectorised, one traced call per {unit} ({ops})"
 
 
 def vectorize_batch(batch: BatchNode, parent: Node) -> Node | str | None:
@@ -1298,15 +1303,7 @@ class ChunkVectorizedMapNode(MapNode):
         return ChunkMapIterator(self, parent, iteration, ctx)
 
     def explain_line(self) -> str:
-        decision = self.decision()
-        if decision is None:
-            return f"- {self!r}: vectorised over chunks of its input if its function traces (decided at the first)"
-        if isinstance(decision, str):
-            return f"- {self!r}: per element, {decision}"
-        if decision.failed is not None:
-            return f"- {self!r}: per element, its first chunk differed at {decision.failed}"
-        ops = ", ".join(dict.fromkeys(decision.graph.op_names)) or "no op"
-        return f"- {self!r}: vectorised, one traced call per chunk of its input ({ops})"
+        return _decision_line(self, self.decision(), "chunk", "chunk of its input")
 
 
 class ChunkMapIterator(MapIterator):
