@@ -53,6 +53,25 @@ def test_ten_thousand_chained_maps():
     assert "... 9995 more" in ds.explain()  # the fused stage's name stays short
 
 
+def test_ten_thousand_chained_maps_and_filters():
+    # Issue 22: a filter between maps ended map fusion, so element_spec and next() recursed once per
+    # stage; a long run of maps and filters is one stage now (ops/map_and_filter.py).
+    ds = hr.Dataset.range(20)
+    for i in range(DEPTH):
+        ds = ds.map(lambda x: x + 4) if i % 2 == 0 else ds.filter(lambda x: x % 4 != 1)
+    assert ds.cardinality() == hr.UNKNOWN_CARDINALITY
+    assert str(ds.element_spec) == "TensorSpec(shape=(), dtype=int64)"
+    assert "[depth 10000]" in ds.explain() and "map_and_filter(" in ds.explain()
+    expected = [x + 2 * DEPTH for x in range(20) if x % 4 != 1]
+    with iter(ds) as it:
+        head = [int(next(it)) for _ in range(5)]
+        saved = json.dumps(it.get_state())
+        assert head + [int(x) for x in it] == expected
+    with iter(ds) as it:
+        it.set_state(json.loads(saved))
+        assert [int(x) for x in it] == expected[5:]
+
+
 def test_ten_thousand_chained_concatenates_build_and_close():
     ds = chained_concatenates()
     check_walks(ds, 3 + DEPTH)

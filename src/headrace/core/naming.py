@@ -46,3 +46,17 @@ def without_locations(text: str) -> str:
     'map(parse)<-[range(0, 3, 1)]'
     """
     return _LOCATION.sub("", text)
+
+
+def fused_name(names: list[str]) -> str:
+    """``a -> b -> c``; a long chain is shortened in the middle (``a -> b -> c -> ... 7 more -> y ->
+    z``) so stage names stay short however many maps fuse; ``names`` may hold such a shortened name's
+    pieces."""
+    count = sum(int(n.split()[1]) if _MORE.fullmatch(n) else 1 for n in names)
+    if count > 6:
+        kept = [n for n in names if not _MORE.fullmatch(n)]
+        names = [*kept[:3], f"... {count - 5} more", *kept[-2:]]
+    return " -> ".join(names)
+
+
+_MORE = re.compile(r"\.\.\. \d+ more")

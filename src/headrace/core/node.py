@@ -404,6 +404,11 @@ class Node:
         None when the two cannot run as one (default)."""
         return None
 
+    def fusable_step(self) -> tuple[bool, Callable, str] | None:
+        """``(is_filter, function, label)`` when this stage is one step of an element-by-element run
+        that may fuse into one stage (a serial map or a filter; see ops/map_and_filter.py), else None."""
+        return None
+
     def batch_safe(self) -> bool:
         """True when this stage gives the same result on a stacked batch as on each element, so a
         batch after it may move before it (a map of a ``@batch_safe`` function)."""

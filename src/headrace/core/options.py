@@ -198,7 +198,9 @@ class OptimizationOptions(OptionsBase):
     """``options.experimental_optimization``: static rewrites applied when iteration starts, shown by
     ``Dataset.explain()``.
 
-    - ``map_fusion``: consecutive serial maps become one stage (one call of overhead per element).
+    - ``map_fusion``: consecutive serial maps become one stage (one call of overhead per element); a
+      run of at least 64 serial maps and filters becomes one ``map_and_filter`` stage (no recursion
+      per stage: ``ops/map_and_filter.py``).
     - ``map_batch_vectorization``: ``map(f).batch(n)`` becomes ``batch(n).map(f)`` when ``f`` is
       declared batch-safe (``@headrace.batch_safe``): one call per batch instead of per element.
     - ``map_vectorization``: ``map(f).batch(n)`` runs as ``batch(n)`` plus one call of ``f`` traced over

@@ -13,6 +13,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
 from ..core.node import Context, Fields, Node, NodeIterator, note_stage, predicate_bool
 from ..core.state import OUTPUT
+from .map_and_filter import fused_run
 from .support.elementwise import ElementwiseIterator, owed_inputs
 
 
@@ -37,6 +38,12 @@ class FilterNode(Node):
 
     def compute_element_spec(self) -> Any:
         return self.parents[0].element_spec
+
+    def fusable_step(self) -> tuple[bool, Callable, str]:
+        return (True, self.predicate, f"filter({self.describe_args()})")
+
+    def fused_with(self, parent: Node) -> Node | None:
+        return fused_run(self, parent)  # a long run of maps and filters as one stage
 
     def iterator(self, ctx: Context) -> FilterIterator:
         return FilterIterator(self, self.parents[0].iterator(ctx))

@@ -5,19 +5,19 @@ from __future__ import annotations
 import builtins
 import inspect
 import itertools
-import re
 from collections.abc import Callable
 from typing import Any
 
 from ..core.args import boolean, integer
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
-from ..core.naming import describe
+from ..core.naming import describe, fused_name
 from ..core.node import AUTOTUNE, Context, Fields, Node, NodeIterator, note_stage
 from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.state import Child, Int, Owed
 from ..runtime.calls import apply
 from ..runtime.defaults import resolve_parallelism
+from .map_and_filter import fused_run, probe_run
 from .support.elementwise import ElementwiseIterator, owed_inputs
 
 
@@ -95,26 +95,26 @@ class MapNode(Node):
     def _serial_unseeded(self) -> bool:
         return self.num_parallel_calls is None and self.executor is None and self.seed is None
 
+    def fusable_step(self) -> tuple[bool, Callable, str] | None:
+        return (False, self.map_func, f"map({self.describe_args()})") if self._serial_unseeded() else None
+
     def fused_with(self, parent: Node) -> Node | None:
         # Two serial maps as one: one call of overhead per element. Parallel or seeded maps keep
-        # their own stage (their workers and per-element generators are per stage).
+        # their own stage (their workers and per-element generators are per stage). A long run of
+        # maps and filters fuses too (fused_run).
+        run = fused_run(self, parent)
+        if run is not None:
+            return run
         if not (isinstance(parent, MapNode) and self._serial_unseeded() and parent._serial_unseeded()):
             return None
         name = fused_name([*parent.describe_args().split(" -> "), self.describe_args()])
         return MapNode(parent.parents[0], FusedFunction(parent.map_func, self.map_func), name=name)
 
     def compute_element_spec(self) -> Any:
-        # A chain of serial maps is probed as the one fused stage it runs as: probing it stage by
-        # stage would recurse once per map (10,000 chained maps).
-        chain = [self]
-        while chain[-1]._serial_unseeded() and isinstance(parent := chain[-1].parents[0], MapNode):
-            if not parent._serial_unseeded():
-                break
-            chain.append(parent)
-        if len(chain) == 1:
-            return super().compute_element_spec()
-        fused = FusedFunction.of([node.map_func for node in reversed(chain)])
-        return MapNode(chain[-1].parents[0], fused, name=self.name).element_spec
+        # A run of serial maps and filters is probed as one stage: probing it stage by stage would
+        # recurse once per stage (10,000 chained maps).
+        run = probe_run(self) if self._serial_unseeded() else None
+        return super().compute_element_spec() if run is None else run.element_spec
 
     def batch_safe(self) -> bool:
         return self.seed is None and is_batch_safe(self.map_func)
@@ -224,20 +224,6 @@ class FusedFunction:
 
     def __repr__(self) -> str:
         return fused_name([describe(fn) for fn in self.functions])
-
-
-def fused_name(names: list[str]) -> str:
-    """``a -> b -> c``; a long chain is shortened in the middle (``a -> b -> c -> ... 7 more -> y ->
-    z``) so stage names stay short however many maps fuse; ``names`` may hold such a shortened name's
-    pieces."""
-    count = sum(int(n.split()[1]) if _MORE.fullmatch(n) else 1 for n in names)
-    if count > 6:
-        kept = [n for n in names if not _MORE.fullmatch(n)]
-        names = [*kept[:3], f"... {count - 5} more", *kept[-2:]]
-    return " -> ".join(names)
-
-
-_MORE = re.compile(r"\.\.\. \d+ more")
 
 
 def takes_rng(fn: Callable) -> bool:
