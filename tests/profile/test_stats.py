@@ -332,3 +332,38 @@ def test_gil_advice_on_a_busy_machine_takes_out_the_wait_for_a_core():
     assert any("uncertain" in line and "0-94%" in line and "executor='process'" in line for line in advice)
     inline = stage(cpu=1.2, busy=2.0, delay=0.8, gil=0.3, extra={"gil_range": (0.0, 0.94)}, executor="inline")
     assert any("uncertain" in line for line in _stage_advice(FakeStats(), inline))
+
+
+def test_counter_keys_are_declared_once_and_each_reaches_the_stats():
+    # StageCounters is the one list of counter names: a key a stage reports that it does not declare
+    # would silently land in `extra`, and one the stats read under another name would read as zero.
+    import dataclasses
+
+    from headrace.profile import stats as stats_module
+
+    ds = (
+        hr.Dataset.range(64)
+        .map(lambda x: x + 1, num_parallel_calls=2, executor="thread")
+        .prefetch(2)
+        .batch(8)
+    )
+    with iter(ds) as it:
+        list(it)
+        reported = {stage.name: stage.counters() for stage in it.stages()}
+        stats = it.stats()
+    base = {"name", "op", "produced", "inclusive_seconds", "exclusive_seconds", "first_call_seconds"}
+    assert base <= counters.COUNTER_KEYS
+    fields = {f.name for f in dataclasses.fields(stats_module.StageStats)}
+    read_by_busy = {"inclusive_seconds", "exclusive_seconds", "first_call_seconds", "first_call_produced"}
+    read_by_busy |= {"first_task_seconds", "busy_seconds"}
+    assert stats_module._KNOWN <= fields | read_by_busy  # each declared key has a place to go
+    for name, keys in reported.items():
+        assert base <= set(keys)
+        extra = stats.stage(name).extra
+        assert set(keys) - stats_module._KNOWN <= set(extra)  # nothing reported is dropped
+        assert not (set(extra) & stats_module._KNOWN)  # nor kept twice
+    assert {"busy_seconds", "parallelism", "executor"} <= set(reported[ds_map_name(reported)])
+
+
+def ds_map_name(reported):
+    return next(name for name in reported if name.startswith("map("))

@@ -64,6 +64,15 @@ class StageCounters(TypedDict, total=False):
     bytes_in_per_element: float  #: mean size of an input element
     bytes_out_per_element: float  #: mean size of an output element
     gil_held_fraction: float  #: share of a call that holds the GIL (thread workers)
+    first_task_seconds: float  #: the first task's time on a worker (one-time costs live here)
+    calls_user_function: bool  #: the stage runs a user function (the report's advice reads it)
+    reorders: bool  #: the stage may yield out of input order
+    reads_input: bool  #: the stage reads files or other outside input (a source)
+
+
+#: every key of :class:`StageCounters`: the one list of the counter names (the profile's
+#: ``StageStats`` reads them from here).
+COUNTER_KEYS = frozenset(StageCounters.__annotations__)
 
 
 _M = TypeVar("_M", bound=Callable[..., Any])

@@ -9,7 +9,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
-from ..core.counters import CHUNK, StageCounters, busy_seconds
+from ..core.counters import CHUNK, COUNTER_KEYS, StageCounters, busy_seconds
 from .advice import Diagnosis, diagnose
 from .export import html_page, trace_events
 from .record import current_log
@@ -54,30 +54,10 @@ class StageStats:
         return self.busy_seconds / self.produced if self.produced else 0.0
 
 
-_KNOWN = {
-    "exclusive_seconds",
-    "inclusive_seconds",
-    "first_call_seconds",
-    "first_call_produced",
-    "cpu_seconds",
-    "calls_user_function",
-    "reorders",
-    "reads_input",
-    "gil_held_fraction",
-    "first_task_seconds",
-    "name",
-    "op",
-    "produced",
-    "busy_seconds",
-    "parallelism",
-    "executor",
-    "input_wait_seconds",
-    "buffered",
-    "buffer_capacity",
-    "bytes_in_per_element",
-    "bytes_out_per_element",
-    "buffer_bytes",
-}
+#: The counters that StageStats keeps only in ``extra`` (it has no field of their own); every other
+#: key of StageCounters is read into a field, and a stage's keys outside it go to ``extra`` too.
+_AS_EXTRA = frozenset({"startup_seconds", "output_wait_seconds", "consumer_wait_seconds"})
+_KNOWN = COUNTER_KEYS - _AS_EXTRA
 
 
 class Slice(NamedTuple):
