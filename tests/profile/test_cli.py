@@ -106,3 +106,17 @@ def test_profile_reports_over_the_whole_run_not_the_first_epoch(tmp_path, capsys
     # each epoch: ten batches and the call that found the end, the epochs one after another
     assert len(batches) == 33
     assert [e["ts"] for e in batches] == sorted(e["ts"] for e in batches)
+
+
+def test_out_after_the_script_goes_to_the_script_and_says_so(tmp_path, capsys, monkeypatch):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.chdir(tmp_path)
+    assert main(["profile", str(script), "--out", "mine"]) == 0
+    captured = capsys.readouterr()
+    assert "script ran with ['--out', 'mine']" in captured.out
+    assert "'--out' after the script is passed to the script" in captured.err
+    assert "Writing to 'headrace-profile'" in captured.err
+    assert os.path.exists(tmp_path / "headrace-profile" / "pipeline1.html")
+    assert not os.path.exists(tmp_path / "mine")

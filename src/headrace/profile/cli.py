@@ -14,6 +14,14 @@ from .stats import Stats
 
 
 def _profile(args: argparse.Namespace) -> int:
+    if any(arg == "--out" or arg.startswith("--out=") for arg in args.script_args):
+        # argparse hands everything after the script to the script: say so before its own argument
+        # parser rejects an option it never heard of.
+        print(
+            "headrace profile: '--out' after the script is passed to the script; headrace's options go "
+            f"before it (headrace profile --out DIR {args.script} ...). Writing to {args.out!r}.",
+            file=sys.stderr,
+        )
     seen: list = []
     iterator_module.iterator_hooks.append(seen.append)
     sys.argv = [args.script, *args.script_args]
@@ -65,6 +73,8 @@ def _profile(args: argparse.Namespace) -> int:
 def add_commands(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("profile", help="run a script and report on the pipelines it iterates")
     parser.add_argument("script", help="the Python training script to run")
-    parser.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    parser.add_argument(
+        "script_args", nargs=argparse.REMAINDER, help="arguments passed to the script (all after it)"
+    )
     parser.add_argument("--out", default="headrace-profile", help="folder for the HTML plots and traces")
     parser.set_defaults(handler=_profile)
