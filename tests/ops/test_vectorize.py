@@ -686,6 +686,53 @@ def test_map_shuffle_batch_first_chunk_difference_warns_once(monkeypatch):
     assert "per element, its first chunk differed at op cast" in ds.explain()
 
 
+BETWEEN = {
+    "shuffle-repeat": lambda ds: ds.shuffle(6, seed=1).repeat(2),
+    "cache-shuffle": lambda ds: ds.cache().shuffle(6, seed=1),
+    "filter": lambda ds: ds.filter(lambda d: d["s"] > 2.0),
+    "shuffle-take": lambda ds: ds.shuffle(6, seed=1).take(30),
+    "ignore_errors": lambda ds: ds.ignore_errors(),
+}
+
+
+@pytest.mark.parametrize("between", sorted(BETWEEN))
+def test_stages_that_pass_chunks_between_map_and_batch_keep_the_map_vectorised(between):
+    # Issue 23: map -> shuffle -> repeat -> batch, map -> cache -> shuffle -> batch and a filter
+    # between ran the map per element.
+    def make(fn):
+        ds = tf.data.Dataset.from_tensor_slices(records(40)).map(fn)
+        return BETWEEN[between](ds).batch(8)
+
+    fn = Counted(tabular)
+    ds = make(fn)
+    got, expected = list(ds), list(off(make(tabular)))
+    assert len(got) == len(expected) > 0
+    for a, b in zip(got, expected):
+        assert_same(a, b)
+    text = ds.explain()
+    assert "vectorised, one traced call per chunk of its input" in text, text
+    assert fn.calls < 40  # the trace and the first chunk's check, then one call per chunk
+
+
+@pytest.mark.parametrize("between", ["shuffle-repeat", "filter"])
+def test_stages_between_map_and_batch_checkpoint_exactly(between):
+    def make():
+        ds = tf.data.Dataset.from_tensor_slices(records(17)).map(seeded_tabular, seed=3)
+        return BETWEEN[between](ds.map(lambda x, y: {"s": tf.reduce_sum(x), "y": y})).batch(3)
+
+    check_checkpoints(make, stride=2)
+
+
+def test_a_failing_element_under_a_filter_raises_as_per_element():
+    bad = records(20)
+    bad[9] = b"not an example"
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(bad).map(tabular).filter(lambda d: d["s"] > 2.0).batch(4)
+
+    assert until_error(make()) == until_error(off(make()))
+
+
 def test_map_shuffle_without_batch_stays_as_written():
     ds = tf.data.Dataset.from_tensor_slices(records(6)).map(tabular).shuffle(3, seed=1)
     list(ds)

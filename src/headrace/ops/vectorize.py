@@ -15,8 +15,9 @@ compared; a difference leaves the map per element for good, with one warning nam
 
 Image decoders decode a batch in one call; images whose sizes differ within a batch are :class:`Rows`,
 and the ops after them run row by row until one gives one size again (``random_crop``, ``resize``).
-A map read by ``shuffle`` then ``batch`` is a :class:`ChunkVectorizedMapNode`: its own iterator
-(same state and streams) computes each chunk of input it is asked for with one traced call.
+A map read by ``shuffle`` then ``batch`` (or by other stages that pass chunks on, ``CHUNK_PASSING``)
+is a :class:`ChunkVectorizedMapNode`: its own iterator (same state and streams) computes each chunk
+of input it is asked for with one traced call.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from ..runtime.calls import apply, element_rng
 from ..runtime.defaults import resolve_parallelism
 from .batch import BatchIterator, BatchNode
 from .map import MapIterator, MapNode
-from .shuffle import ShuffleNode
 from .support.batching import stack
 
 logger = logging.getLogger("headrace.vectorize")
@@ -1174,19 +1174,39 @@ def _decision_line(map_node: Node, decision: Any, first: str, unit: str) -> str:
     return f"- {map_node!r}: vectorised, one traced call per {unit} ({ops})"
 
 
+#: Ops between a map and a ``batch`` under which the map runs as a :class:`ChunkVectorizedMapNode`:
+#: each asks its input for chunks (the batch's size, a shuffle's fill) and leaves the map's elements
+#: as they are, so the map's chunks are worth one traced call each. The map's values, positions, draws
+#: and checkpoints do not depend on them (its chunks are computed as the per-element map computes them).
+CHUNK_PASSING = frozenset(
+    {"shuffle", "repeat", "cache", "filter", "take", "skip", "shard", "ignore_errors"}
+)  # not prefetch: its producer pulls one element at a time
+
+
 def vectorize_batch(batch: BatchNode, parent: Node) -> Node | str | None:
     """``batch`` of the map ``parent`` as a stage that runs it vectorised when its function traces;
     ``batch`` of ``shuffle`` of a map, the map as one that computes each chunk of its input with one
     traced call (:class:`ChunkVectorizedMapNode`). Only functions that may call an op with a batching
     rule are candidates (:func:`may_call_ops`): a plain Python or numpy function keeps its map and
-    batch stages as written."""
-    if isinstance(parent, ShuffleNode) and isinstance(parent.parents[0], MapNode):
-        chunked = vectorize_chunks(parent.parents[0])
+    batch stages as written. Stages of :data:`CHUNK_PASSING` between the shuffle and the batch, or in
+    place of the shuffle (``map -> shuffle -> repeat -> batch``, ``map -> cache -> shuffle -> batch``,
+    ``map -> filter -> batch``), keep the map chunk-vectorised."""
+    between: list[Node] = []  # the stages from the batch's parent down to the map, if all pass chunks
+    below = parent
+    while below.op in CHUNK_PASSING and len(below.parents) == 1:
+        between.append(below)
+        below = below.parents[0]
+    if between and isinstance(below, MapNode):
+        chunked = vectorize_chunks(below)
         if not isinstance(chunked, Node):
             return chunked
-        out = batch.with_parents(parent.with_parents(chunked))
+        rebuilt = chunked
+        for stage in reversed(between):
+            rebuilt = stage.with_parents(rebuilt)
+        out = batch.with_parents(rebuilt)
+        stages = " -> ".join(repr(stage) for stage in reversed(between))
         out.rewrite_note = (  # type: ignore[attr-defined]
-            f"- {chunked!r} before {parent!r} and {batch!r} may run vectorised: one traced call of the "
+            f"- {chunked!r} before {stages} and {batch!r} may run vectorised: one traced call of the "
             "function per chunk of its input (see vectorised maps)"
         )
         return out
@@ -1277,7 +1297,8 @@ CHUNK, MIN_CHUNK = 256, 4
 
 
 class ChunkVectorizedMapNode(MapNode):
-    """A map read by ``shuffle`` then ``batch`` (``map(parse).shuffle(n).batch(b)``): decided at its
+    """A map read by ``shuffle`` then ``batch`` (``map(parse).shuffle(n).batch(b)``; or other
+    :data:`CHUNK_PASSING` stages before the batch): decided at its
     first input, it computes each chunk of inputs its consumer asks for (the batch's size, the
     shuffle's first fill) with one call of the traced function, and hands the elements on one by one.
     Positions, per-element random streams and checkpoints are the per-element map's."""
