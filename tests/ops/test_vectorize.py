@@ -820,3 +820,19 @@ def test_map_shuffle_batch_a_failure_after_a_vectorised_piece_keeps_the_piece(mo
         return tf.data.Dataset.from_tensor_slices(bad).map(tabular).shuffle(20, seed=2).batch(4)
 
     assert until_error(make()) == until_error(off(make()))
+
+
+@pytest.mark.parametrize("executor", ["process", "thread"])
+def test_explain_says_a_vectorised_parallel_map_runs_in_the_consumers_thread(executor):
+    # It said "processes (executor='process' was given)" for a map that ran as one traced call.
+    def make(between):
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(64, dtype=np.float32))
+        ds = ds.map(lambda x: tf.cast(x, tf.int32) * 2, num_parallel_calls=2, executor=executor)
+        return between(ds).batch(8)
+
+    for between in (lambda ds: ds, lambda ds: ds.shuffle(4, seed=1)):
+        ds = make(between)
+        assert f"(executor={executor!r} was given)" in ds.explain().split("executors:")[1]
+        assert sorted(int(x) for b in ds for x in b) == list(range(0, 128, 2))
+        line = ds.explain().split("executors:")[1]
+        assert "vectorised, in the consumer's thread" in line and "was given" not in line

@@ -421,6 +421,11 @@ class Node:
         rule = VECTORIZERS.get(self.op)
         return None if rule is None else rule(self, parent)
 
+    def vectorises(self) -> Node | None:
+        """The map this stage runs vectorised, once its first input decided so; else None (default).
+        ``explain()`` then says the map runs in the consumer's thread, whatever its executor."""
+        return None
+
     def explain_line(self) -> str | None:
         """What ``explain()`` says about how this stage runs, decided at iteration (a vectorised map),
         or None (default)."""

@@ -1122,24 +1122,40 @@ def _first_differing_output(traced: Traced, vectorised: Any, reference: Any) -> 
 
 
 # --- the stage ---------------------------------------------------------------------------------------
-class VectorizedBatchNode(BatchNode):
-    """``batch(n)`` after a ``map`` whose function may trace: decided at the first batch, it runs as one
-    call of the traced function per batch. The plan keeps ``batch`` over ``map`` (its signature and
-    checkpoints are the per-element pipeline's)."""
+class Decides:
+    """The decision of a stage that may run a map vectorised: made once, at its first input, and kept
+    on the node (so every later iteration of the pipeline runs the same way)."""
+
+    def traced_map(self) -> MapNode:
+        """The map whose function is traced."""
+        raise NotImplementedError
 
     def decision(self) -> Traced | str | None:
-        """The traced function, why the map stays per element, or None before the first batch."""
-        return derived(self).get("vectorized")
+        """The traced function, why the map stays per element, or None before the first input."""
+        return derived(cast(Node, self)).get("vectorized")
 
     def decide(self, element: Any) -> Traced | str:
-        cache = derived(self)
+        cache = derived(cast(Node, self))
         if "vectorized" not in cache:
-            cache["vectorized"] = trace_map(cast(MapNode, self.parents[0]), element)
+            cache["vectorized"] = trace_map(self.traced_map(), element)
         return cache["vectorized"]
 
     def runs_per_element(self) -> bool:
         decision = self.decision()
         return isinstance(decision, str) or (decision is not None and decision.failed is not None)
+
+    def vectorises(self) -> Node | None:
+        decision = self.decision()
+        return self.traced_map() if isinstance(decision, Traced) and decision.failed is None else None
+
+
+class VectorizedBatchNode(Decides, BatchNode):
+    """``batch(n)`` after a ``map`` whose function may trace: decided at the first batch, it runs as one
+    call of the traced function per batch. The plan keeps ``batch`` over ``map`` (its signature and
+    checkpoints are the per-element pipeline's)."""
+
+    def traced_map(self) -> MapNode:
+        return cast(MapNode, self.parents[0])
 
     def iterator(self, ctx: Context) -> NodeIterator:  # type: ignore[override]
         map_node = self.parents[0]
@@ -1296,25 +1312,15 @@ def vectorize_chunks(map_node: MapNode) -> Node | str | None:
 CHUNK, MIN_CHUNK = 256, 4
 
 
-class ChunkVectorizedMapNode(MapNode):
+class ChunkVectorizedMapNode(Decides, MapNode):
     """A map read by ``shuffle`` then ``batch`` (``map(parse).shuffle(n).batch(b)``; or other
     :data:`CHUNK_PASSING` stages before the batch): decided at its
     first input, it computes each chunk of inputs its consumer asks for (the batch's size, the
     shuffle's first fill) with one call of the traced function, and hands the elements on one by one.
     Positions, per-element random streams and checkpoints are the per-element map's."""
 
-    def decision(self) -> Traced | str | None:
-        return derived(self).get("vectorized")
-
-    def decide(self, element: Any) -> Traced | str:
-        cache = derived(self)
-        if "vectorized" not in cache:
-            cache["vectorized"] = trace_map(self, element)
-        return cache["vectorized"]
-
-    def runs_per_element(self) -> bool:
-        decision = self.decision()
-        return isinstance(decision, str) or (decision is not None and decision.failed is not None)
+    def traced_map(self) -> MapNode:
+        return self
 
     def iterator(self, ctx: Context) -> NodeIterator:
         if ctx.probe or self.runs_per_element():

@@ -115,8 +115,15 @@ def executor_lines(root: Node, session: Session) -> list[str]:
     """Where each parallel map runs and why: given by ``executor=``, or measured at the pipeline's
     first iteration and kept in its ``session`` for every later one (see :mod:`headrace.runtime.choose`)."""
     out = []
+    vectorised = {id(m) for n in root.walk() if (m := n.vectorises()) is not None}
     for node in root.walk():
         if not node.chooses_executor or getattr(node, "num_parallel_calls", None) is None:
+            continue
+        if id(node) in vectorised:
+            out.append(
+                f"- {node!r}: vectorised, in the consumer's thread (one traced call needs no workers; "
+                "image decoders use threads of their own)"
+            )
             continue
         given = getattr(node, "executor", None)
         if given is not None:
