@@ -151,6 +151,14 @@ def _stage_advice(stats: Stats, stage: StageStats) -> list[str]:
             "interleave(..., num_parallel_calls=hr.AUTOTUNE) or TFRecordDataset(..., num_parallel_reads=hr.AUTOTUNE), "
             "and add .prefetch(hr.AUTOTUNE) at the end so reading overlaps training."
         )
+    elif stage.op == "batch" and stage.extra.get("vectorised_map"):
+        mapped = stage.extra["vectorised_map"]
+        advice.append(
+            f"{mapped} runs vectorised inside {stage.name}, one traced call per batch "
+            f"({_micro(per_call)} per batch), and is the slowest part. It runs in one thread (image "
+            "decoders use num_parallel_calls threads of their own): to use more cores, run copies of the "
+            f"pipeline in processes with .parallelize(N) after {stage.name}."
+        )
     elif stage.op == "batch":
         advice.append(
             f"Stacking in {stage.name} is the slowest part ({_micro(per_call)} per batch): make elements numpy "
