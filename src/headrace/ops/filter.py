@@ -11,7 +11,7 @@ import numpy as np
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import Context, Fields, Node, NodeIterator, note_stage, predicate_bool
+from ..core.node import Context, Fields, Node, NodeIterator, derived, note_stage, predicate_bool
 from ..core.state import OUTPUT
 from .map_and_filter import fused_run
 from .support.elementwise import ElementwiseIterator, owed_inputs
@@ -40,7 +40,10 @@ class FilterNode(Node):
         return self.parents[0].element_spec
 
     def fusable_step(self) -> tuple[bool, Callable, str]:
-        return (True, self.predicate, f"filter({self.describe_args()})")
+        cache = derived(self)  # asked once per stepping stone of a deep chain: describe() once
+        if "fusable_step" not in cache:
+            cache["fusable_step"] = (True, self.predicate, f"filter({self.describe_args()})")
+        return cache["fusable_step"]
 
     def fused_with(self, parent: Node) -> Node | None:
         return fused_run(self, parent)  # a long run of maps and filters as one stage

@@ -12,7 +12,7 @@ from ..core.args import boolean, integer
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe, fused_name
-from ..core.node import AUTOTUNE, Context, Fields, Node, NodeIterator, note_stage
+from ..core.node import AUTOTUNE, Context, Fields, Node, NodeIterator, derived, note_stage
 from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.state import Child, Int, Owed
 from ..runtime.calls import apply
@@ -96,7 +96,12 @@ class MapNode(Node):
         return self.num_parallel_calls is None and self.executor is None and self.seed is None
 
     def fusable_step(self) -> tuple[bool, Callable, str] | None:
-        return (False, self.map_func, f"map({self.describe_args()})") if self._serial_unseeded() else None
+        if not self._serial_unseeded():
+            return None
+        cache = derived(self)  # asked once per stepping stone of a deep chain: describe() once
+        if "fusable_step" not in cache:
+            cache["fusable_step"] = (False, self.map_func, f"map({self.describe_args()})")
+        return cache["fusable_step"]
 
     def fused_with(self, parent: Node) -> Node | None:
         # Two serial maps as one: one call of overhead per element. Parallel or seeded maps keep
