@@ -146,7 +146,69 @@ UNARY = {
         tf.reduce_sum(tf.cast(x, tf.float64), axis=-1),
         tf.concat([tf.cast(x, tf.float32), tf.cast(x, tf.float32) + 1], axis=-1),
     ),
+    # the rest of the elementwise and reduction rules (each op of vectorize.RULES appears somewhere here)
+    "more_float_math": lambda x: (
+        tf.math.log(tf.abs(tf.cast(x, tf.float32)) + 1),
+        tf.math.log1p(tf.abs(tf.cast(x, tf.float64))),
+        tf.tanh(tf.cast(x, tf.float32) / 2),
+        tf.sigmoid(tf.cast(x, tf.float64)),
+        tf.math.ceil(tf.cast(x, tf.float32) / 3),
+        tf.round(tf.cast(x, tf.float64) / 4),
+        tf.math.rsqrt(tf.abs(tf.cast(x, tf.float32)) + 1),
+        tf.sign(x),
+    ),
+    "more_arithmetic": lambda x: (
+        tf.pow(x, 2),
+        tf.minimum(x, 1),
+        tf.math.squared_difference(x, 1),
+        tf.divide(tf.cast(x, tf.float32), 4),
+        tf.math.floordiv(x, 3),
+        tf.math.floormod(x, 3),
+    ),
+    "logical": lambda x: (
+        tf.logical_and(x > -2, x < 2),
+        tf.logical_or(x > 1, tf.equal(x, -2)),
+        tf.math.logical_xor(x > 0, x > 1),
+        tf.logical_not(x > 0),
+        tf.not_equal(x, 0),
+        tf.greater_equal(x, 1),
+        tf.greater(x, 0),
+        tf.less(x, 0),
+    ),
+    "more_reduce": lambda x: (
+        tf.reduce_prod(x, axis=-1),
+        tf.reduce_any(x > 1),
+        tf.reduce_all(x > -3, axis=0),
+        tf.reduce_min(x),
+    ),
+    "squeeze": lambda x: (tf.squeeze(tf.expand_dims(x, 0), 0), tf.squeeze(tf.expand_dims(x, -1), axis=[-1])),
 }
+
+
+def test_every_elementwise_and_reduction_rule_is_in_the_hypothesis_table():
+    # A rule added to vectorize.RULES without a case above would go untested against per element.
+    import inspect
+
+    source = inspect.getsource(
+        inspect.getmodule(test_every_elementwise_and_reduction_rule_is_in_the_hypothesis_table)
+    )
+    table = source[source.index("UNARY = {") : source.index("def test_every_elementwise")]
+    names = set(vectorize._ELEMENTWISE.split()) | set(vectorize._REDUCE.split())
+    names -= {"image.convert_image_dtype"}  # test_image_ops
+    untested = sorted(n for n in names if f"{n}(" not in table and not _written_as_operator(n, table))
+    assert untested == []
+
+
+def _written_as_operator(name, table):
+    # the cases write some ops as Python operators on the element (x * 3, x // 2, -x)
+    operators = {
+        "multiply": " * ",
+        "subtract": " - ",
+        "floordiv": " // ",
+        "floormod": " % ",
+        "negative": "-x",
+    }
+    return name in operators and operators[name] in table
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
