@@ -9,7 +9,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.errors import InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
-from ..core.state import Child, Int, Owed
+from .support.elementwise import ElementwiseIterator
 
 # From this many shards on, gaps are skipped with the input's seek_forward when it can (range, tensor
 # slices, indexed files) instead of reading and dropping them.
@@ -72,67 +72,36 @@ class ShardNode(Node):
         return ShardIterator(self, self.parents[0].iterator(ctx))
 
 
-class ShardIterator(NodeIterator[ShardNode]):
-    state_fields = (Child("parent"), Int("position"), Owed())
+class ShardIterator(ElementwiseIterator[ShardNode]):
+    """Pulls up to the last element still wanted (never past it, so the state stays exact) and keeps
+    every ``num_shards``-th; with many shards, skips the gaps with the input's ``seek_forward``."""
+
+    limits = True
 
     def __init__(self, node: ShardNode, parent: NodeIterator):
         super().__init__(node, parent)
-        self.parent = parent
-        self.position = 0  # input elements read or skipped in this epoch
         self._seeking = node.num_shards >= _SEEK_FROM
 
-    def next_chunk(self, n: int) -> list:
-        if self.owed:  # after an error upstream: the elements kept, or the error held
-            served = self.serve_owed(n)
-            self.produced += len(served)
-            return served
+    def wanted(self, n: int) -> int:
+        shards = self.node.num_shards
+        gap = (self.node.index - self.position) % shards
+        if self._seeking and gap:
+            skipped = self.parent.seek_forward(gap)
+            if skipped is None:  # the input cannot seek: read and drop from now on
+                self._seeking = False
+            else:
+                self.position += skipped
+                if skipped < gap:
+                    raise StopIteration  # the input ended inside the gap
+                gap = 0
         if self._seeking:
-            return self._next_chunk_seeking(n)
-        shards, index = self.node.num_shards, self.node.index
-        out: list = []
-        while len(out) < n:
-            gap = (index - self.position) % shards
-            # Up to the last element still wanted, never past it; bounded, since dropped elements
-            # need not be held.
-            wanted = min(gap + (n - len(out) - 1) * shards + 1, _READ_AT_MOST)
-            try:
-                chunk = self.parent.next_chunk(wanted)
-            except StopIteration:
-                break
-            except BaseException as exc:
-                return self.interrupted(out, exc)
-            self.position += len(chunk)
-            out.extend(chunk[gap::shards])
-        if not out:
-            raise StopIteration
-        self.produced += len(out)
-        return out
+            return 1  # the next element is this shard's: one at a time, the gaps are skipped
+        # Up to the last element still wanted, never past it; bounded, since dropped elements need
+        # not be held.
+        return min(gap + (n - 1) * shards + 1, _READ_AT_MOST)
 
-    def _next_chunk_seeking(self, n: int) -> list:
-        out: list = []
-        try:
-            for _ in range(n):
-                gap = (self.node.index - self.position) % self.node.num_shards
-                if gap:
-                    skipped = self.parent.seek_forward(gap)
-                    if skipped is None:  # the input cannot seek: read and drop from now on
-                        self._seeking = False
-                        break
-                    self.position += skipped
-                    if skipped < gap:
-                        break
-                out.extend(self.parent.next_chunk(1))
-                self.position += 1
-        except StopIteration:
-            pass
-        except BaseException as exc:
-            return self.interrupted(out, exc)
-        if not out:
-            if not self._seeking:
-                return self.next_chunk(n)
-            raise StopIteration
-        self.produced += len(out)
-        return out
+    def compute(self, inputs: list, first: int) -> list:
+        return inputs[(self.node.index - first) % self.node.num_shards :: self.node.num_shards]
 
     def seek_forward(self, n: int) -> int | None:
         if self.owed:
@@ -146,10 +115,3 @@ class ShardIterator(NodeIterator[ShardNode]):
             return None
         self.position += read
         return 0 if read <= gap else (read - gap - 1) // shards + 1
-
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
-
-    def reset(self) -> None:
-        self.parent.reset()
-        self.position = 0
