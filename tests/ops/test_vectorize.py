@@ -488,6 +488,67 @@ def test_decode_and_augment_run_vectorised_with_the_per_element_draws(sizes):
     assert [b[1].tolist() for b in got] == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
 
 
+PER_IMAGE = {
+    "flip_up_down": lambda im: tf.image.flip_up_down(im),
+    "transpose": lambda im: tf.image.transpose(im),
+    "rot90": lambda im: (tf.image.rot90(im), tf.image.rot90(im, k=2)),
+    "central_crop": lambda im: tf.image.central_crop(im, 0.5),
+    "crop_or_pad": lambda im: tf.image.resize_with_crop_or_pad(im, 6, 3),
+    "brightness": lambda im: tf.image.adjust_brightness(tf.image.convert_image_dtype(im, tf.float32), 0.1),
+    "contrast": lambda im: (tf.image.adjust_contrast(im, 1.5), tf.image.adjust_contrast(im * 1.0, 0.5)),
+    "grey": lambda im: tf.image.rgb_to_grayscale(im),
+    "standardise": lambda im: tf.image.per_image_standardization(im),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PER_IMAGE))
+def test_per_image_ops_run_vectorised_with_the_per_element_values(name):
+    images = np.random.default_rng(1).integers(0, 255, (9, 4, 5, 3), dtype=np.uint8)
+    check(tf.data.Dataset.from_tensor_slices(images).map(PER_IMAGE[name]).batch(4))
+
+
+def decode_and_jitter(record):
+    # the tutorials' augmentations, none given rng=: in map(f, seed=S) they draw from the element's stream
+    image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+    image = tf.image.random_flip_up_down(image)
+    image = tf.image.rot90(tf.image.flip_up_down(image))
+    image = tf.image.random_brightness(tf.image.convert_image_dtype(image, tf.float32), max_delta=0.2)
+    image = tf.image.random_contrast(image, 0.5, 1.5)
+    return tf.image.resize_with_crop_or_pad(tf.image.central_crop(image, 0.8), 9, 9)
+
+
+@pytest.mark.parametrize("sizes", [[(16, 14)] * 9, [(16, 14), (20, 12), (13, 30)] * 3])
+def test_random_image_ops_draw_from_each_elements_stream_vectorised(sizes):
+    data = image_records(sizes)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(data).map(decode_and_jitter, seed=7).batch(4)
+
+    got, text = check(make(), reference=make())
+    assert (
+        "image.random_flip_up_down, image.flip_up_down, image.rot90" in text
+        and "image.random_contrast" in text
+    )
+    assert ("held values of several sizes" in text) is (len(set(sizes)) > 1)
+    assert got[0].shape == (4, 9, 9, 3)
+
+
+def test_random_image_ops_checkpoints_restore_exactly():
+    data = image_records([(16, 14), (20, 12)] * 4)
+    check_checkpoints(
+        lambda: tf.data.Dataset.from_tensor_slices(data).map(decode_and_jitter, seed=2).batch(3), stride=2
+    )
+
+
+def test_random_image_ops_with_their_own_seed_run_per_element():
+    def fn(image):
+        return tf.image.random_brightness(image, 0.2, seed=3)
+
+    images = np.zeros((6, 4, 4, 3), np.float32)
+    _, text = check(tf.data.Dataset.from_tensor_slices(images).map(fn, seed=1).batch(3), vectorised=False)
+    assert "random_brightness with seed=" in text
+
+
 @pytest.mark.parametrize(
     "decode",
     [

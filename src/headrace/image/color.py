@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core.trace_hook import traceable
 from ._checks import as_image, batch_size_of, check_number, per_image, require_channels, resolve_rng
 from ._compiled import as_batch, kernels, map_uint8, per_image_column
 from .convert import from_float, to_float
 
 
+@traceable("image.adjust_brightness")
 def adjust_brightness(image: Any, delta: Any) -> np.ndarray:
     """Add ``delta`` (in the 0..1 float scale) to every pixel.
 
@@ -48,6 +50,7 @@ def channel_means(array: np.ndarray) -> np.ndarray:
     return means
 
 
+@traceable("image.adjust_contrast")
 def adjust_contrast(images: Any, contrast_factor: Any) -> np.ndarray:
     """Scale each channel's distance from its mean over the image by ``contrast_factor``.
 
@@ -93,6 +96,7 @@ def adjust_gamma(image: Any, gamma: float = 1, gain: float = 1) -> np.ndarray:
 _GREY_WEIGHTS = np.array([0.2989, 0.5870, 0.1140], dtype=np.float32)
 
 
+@traceable("image.rgb_to_grayscale")
 def rgb_to_grayscale(images: Any) -> np.ndarray:
     """Luma of RGB images, keeping a channel axis of size 1 (tf.image's weights 0.2989, 0.587, 0.114).
 
@@ -122,6 +126,7 @@ def grayscale_to_rgb(images: Any) -> np.ndarray:
 # --- random versions ----------------------------------------------------------------------------------------
 
 
+@traceable("image.random_brightness")
 def random_brightness(
     image: Any, max_delta: float, seed: int | None = None, *, rng: np.random.Generator | None = None
 ) -> np.ndarray:
@@ -138,6 +143,7 @@ def random_brightness(
     return adjust_brightness(array, generator.uniform(-max_delta, max_delta, size=batch_size_of(array)))
 
 
+@traceable("image.random_contrast")
 def random_contrast(
     image: Any,
     lower: float,

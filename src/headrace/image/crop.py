@@ -39,6 +39,7 @@ def crop_to_bounding_box(
     return array[..., top : top + height, left : left + width, :]
 
 
+@traceable("image.central_crop")
 def central_crop(image: Any, central_fraction: float) -> np.ndarray:
     """The central ``central_fraction`` (in (0, 1]) of the height and width.
 
@@ -63,6 +64,7 @@ def central_crop(image: Any, central_fraction: float) -> np.ndarray:
     return array[..., top : height - top, left : width - left, :]
 
 
+@traceable("image.resize_with_crop_or_pad")
 def resize_with_crop_or_pad(image: Any, target_height: int, target_width: int) -> np.ndarray:
     """Centre-crop and/or zero-pad to exactly ``target_height x target_width``.
 

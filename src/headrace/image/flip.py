@@ -24,6 +24,7 @@ def flip_left_right(image: Any) -> np.ndarray:
     return as_image(image, "flip_left_right", numeric=False)[..., ::-1, :]
 
 
+@traceable("image.flip_up_down")
 def flip_up_down(image: Any) -> np.ndarray:
     """Mirror vertically (reverse the height axis); a view of the input.
 
@@ -33,6 +34,7 @@ def flip_up_down(image: Any) -> np.ndarray:
     return as_image(image, "flip_up_down", numeric=False)[..., ::-1, :, :]
 
 
+@traceable("image.transpose")
 def transpose(image: Any) -> np.ndarray:
     """Swap height and width; a view of the input.
 
@@ -76,6 +78,7 @@ def random_flip_left_right(image: Any, seed: int | None = None, *, rng: np.rando
     return out
 
 
+@traceable("image.random_flip_up_down")
 def random_flip_up_down(image: Any, seed: int | None = None, *, rng: np.random.Generator | None = None):
     """Mirror vertically with probability 1/2, drawn per image of a batch.
 

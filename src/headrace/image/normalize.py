@@ -8,10 +8,12 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._checks import as_image
 from ._compiled import as_batch, kernels
 
 
+@traceable("image.per_image_standardization")
 def per_image_standardization(image: Any) -> np.ndarray:
     """Scale each image to mean 0 and standard deviation 1 over all its pixels and channels.
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._checks import as_image, batch_size_of, check_number, resolve_rng
 from ._compiled import kernels
 
@@ -21,6 +22,7 @@ _INTERPOLATIONS = ("nearest", "bilinear")
 _FILL_MODES = ("constant", "reflect", "wrap", "nearest")
 
 
+@traceable("image.rot90")
 def rot90(image: Any, k: int = 1) -> np.ndarray:
     """Rotate by ``k`` quarter turns counter-clockwise (negative ``k`` turns clockwise); a view.
 

@@ -600,12 +600,57 @@ def _shape_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict
     return untraced(fn, x.example, **rest)
 
 
-def _image_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+def _image_varies(name: str, x: Tracer, rest: dict) -> Any:
+    """Which of an image op's output dimensions may differ between elements, from its input's."""
+    varies = x.varies
+    if not varies:
+        return None
+    height, width, channels = varies
+    if name == "image.resize_with_crop_or_pad":
+        return (False, False, channels)  # one size whatever the input's
+    if name == "image.rgb_to_grayscale":
+        return (height, width, False)
+    if name == "image.transpose" or (name == "image.rot90" and int(rest.get("k", 1)) % 2):
+        return (width, height, channels)
+    return varies
+
+
+def _per_image_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """An image op that takes a batch and treats each image alone (flips, crops to a centre or a
+    size, rotations, brightness, contrast, grey, standardisation): one call on the batch."""
     x, rest, _ = _single_input(graph, name, fn, args, kwargs)
     if x.ndim != 3:
         raise Unsupported(f"{name} of a value of rank {x.ndim} (an image of rank 3 is vectorised)")
     example = untraced(fn, x.example, **rest)
-    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example, x.varies)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example, _image_varies(name, x, rest))
+
+
+def _random_adjust_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``random_brightness`` / ``random_contrast``: each element draws its value from its own stream,
+    as the per-element op draws it (one uniform number), then one ``adjust_*`` call takes the batch
+    with a value per image."""
+    from ..image import color  # noqa: PLC0415 (loaded by then: fn is its op)
+
+    bound = _bind(fn, args, kwargs)
+    image = bound.pop("image")
+    if not graph.seeded or bound.pop("rng", None) not in (RNG, None) or bound.pop("seed", None) is not None:
+        raise Unsupported(f"{name} with seed= or another rng than the map's, or in a map without seed=")
+    if not isinstance(image, Tracer) or image.ndim != 3:
+        raise Unsupported(f"{name} of a value that is not one traced image")
+    _no_tracers(name, bound)
+    example = untraced(fn, image.example, **bound, rng=np.random.default_rng(0))  # checks the arguments
+    adjust: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    if name == "image.random_brightness":
+        low, high, adjust = -bound["max_delta"], bound["max_delta"], color.adjust_brightness
+    else:
+        low, high, adjust = bound["lower"], bound["upper"], color.adjust_contrast
+    graph.random = True
+
+    def run(run_: Run, batch: np.ndarray) -> np.ndarray:
+        values = np.array([rng.uniform(low, high) for rng in run_.rngs()])
+        return adjust(batch, values)
+
+    return graph.value(name, run, (image,), example, image.varies)
 
 
 def _resize_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
@@ -875,12 +920,14 @@ def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs
     graph.random = True
     varies = image.varies
 
+    up_down = name == "image.random_flip_up_down"
+
     def run(run_: Run, batch: np.ndarray) -> np.ndarray:
         # The per-element op draws one random() per image: the same draw from each element's stream.
         flips = [rng.random() < 0.5 for rng in run_.rngs()]
         out = np.empty_like(batch)
         for i, flip in enumerate(flips):  # row by row: slice copies, faster than a fancy-index gather
-            out[i] = batch[i, :, ::-1] if flip else batch[i]
+            out[i] = (batch[i, ::-1] if up_down else batch[i, :, ::-1]) if flip else batch[i]
         return out
 
     return graph.value(name, run, (image,), example, varies)
@@ -907,8 +954,18 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "shape": _shape_rule,
     "io.parse_single_example": _parse_single_example_rule,
     "io.decode_raw": _scalar_bytes_rule,
-    "image.flip_left_right": _image_rule,
     "image.random_flip_left_right": _random_flip_rule,
+    "image.random_flip_up_down": _random_flip_rule,
+    "image.random_brightness": _random_adjust_rule,
+    "image.random_contrast": _random_adjust_rule,
+    **dict.fromkeys(
+        (
+            "image.flip_left_right image.flip_up_down image.transpose image.rot90 image.central_crop image.resize_with_crop_or_pad "
+            "image.adjust_brightness image.adjust_contrast image.rgb_to_grayscale "
+            "image.per_image_standardization"
+        ).split(),
+        _per_image_rule,
+    ),
     "image.random_crop": _random_crop_rule,
     "image.resize": _resize_rule,
     "io.decode_jpeg": _decode_rule,
