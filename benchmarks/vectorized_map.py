@@ -12,6 +12,10 @@ Rows, over the same records (Examples of 16 floats + an int64 label, read from m
 - ``traced, map+shuffle+batch``: ``map(f).shuffle(1024).batch(256)``, the map vectorised over the chunks
   of input the shuffle asks for; and the same not traced (first 2,560 records; identical batches, checked).
 
+``--shapes jitter`` (in the default run too): the colour jitter of TF's augmentation tutorials, per
+element without ``rng`` (random flips both ways, ``random_brightness``, ``random_contrast``,
+``central_crop``, ``resize_with_crop_or_pad`` to 64x64, ``per_image_standardization``), in the same rows.
+
 ``--shapes jpeg`` (in the default run too): the decode-and-augment function of ``per_element.py``'s JPEG
 shape (``parse_single_example``, ``decode_jpeg``, ``random_crop`` to 64x64, ``random_flip_left_right``,
 ``convert_image_dtype``; 72 px JPEGs, batch 128, ``map(f, seed=1)``), traced (one decode of the batch's
@@ -25,7 +29,7 @@ Each row's dataset is iterated once untimed (the trace and the first-batch check
 happen there), then once per run, as epochs are. Medians of ``--runs`` interleaved runs; the ratio of the traced row's time to the hand-written one's
 (the goal: at most 1.5x) and the traced row's speed-up over the per-element run.
 
-Run: ``python benchmarks/vectorized_map.py [--quick] [--runs N] [--shapes tabular,jpeg]``.
+Run: ``python benchmarks/vectorized_map.py [--quick] [--runs N] [--shapes tabular,jpeg,jitter]``.
 """
 
 from __future__ import annotations
@@ -79,7 +83,19 @@ def decode_augment(record, rng):
     return tf.image.convert_image_dtype(pixels, tf.float32), ex["label"]
 
 
-def tf_data_jpeg(records: list[bytes]) -> Callable[[], int] | None:
+def jitter(record):
+    # The colour jitter of TF's augmentation tutorials, written per element with no rng: in
+    # map(f, seed=S) each random op draws from the element's stream.
+    ex = tf.io.parse_single_example(record, JPEG)
+    pixels = tf.io.decode_jpeg(ex["image"], channels=3)
+    pixels = tf.image.random_flip_up_down(tf.image.random_flip_left_right(pixels))
+    pixels = tf.image.convert_image_dtype(pixels, tf.float32)
+    pixels = tf.image.random_contrast(tf.image.random_brightness(pixels, max_delta=0.2), 0.6, 1.4)
+    pixels = tf.image.resize_with_crop_or_pad(tf.image.central_crop(pixels, 0.875), 64, 64)
+    return tf.image.per_image_standardization(pixels), ex["label"]
+
+
+def tf_data_jpeg(records: list[bytes], shape: str) -> Callable[[], int] | None:
     if not have("tensorflow"):
         return None
     import tensorflow as real  # noqa: PLC0415
@@ -89,19 +105,32 @@ def tf_data_jpeg(records: list[bytes]) -> Callable[[], int] | None:
         "label": real.io.FixedLenFeature([], real.int64),
     }
 
-    def fn(record):
+    def crop_flip(record):
         ex = real.io.parse_single_example(record, spec)
         pixels = real.io.decode_jpeg(ex["image"], channels=3)
         pixels = real.image.random_crop(pixels, CROP, seed=1)
         pixels = real.image.random_flip_left_right(pixels, seed=1)
         return real.image.convert_image_dtype(pixels, real.float32), ex["label"]
 
+    def colour(record):
+        ex = real.io.parse_single_example(record, spec)
+        pixels = real.io.decode_jpeg(ex["image"], channels=3)
+        pixels = real.image.random_flip_up_down(real.image.random_flip_left_right(pixels, seed=1), seed=1)
+        pixels = real.image.convert_image_dtype(pixels, real.float32)
+        pixels = real.image.random_brightness(pixels, max_delta=0.2, seed=1)
+        pixels = real.image.random_contrast(pixels, 0.6, 1.4, seed=1)
+        pixels = real.image.resize_with_crop_or_pad(real.image.central_crop(pixels, 0.875), 64, 64)
+        return real.image.per_image_standardization(pixels), ex["label"]
+
+    fn = crop_flip if shape == "jpeg" else colour
     source = real.data.Dataset.from_tensor_slices(records)
     ds = source.map(fn, num_parallel_calls=real.data.AUTOTUNE).batch(128).prefetch(real.data.AUTOTUNE)
     return lambda: sum(int(b[1].shape[0]) for b in ds)
 
 
-def jpeg(args: argparse.Namespace) -> None:
+def jpeg(args: argparse.Namespace, shape: str = "jpeg") -> None:
+    """``shape`` "jpeg": ``decode_augment`` (crop and flip); "jitter": ``jitter`` (colour jitter)."""
+    function = decode_augment if shape == "jpeg" else jitter
     count = 500 if args.quick else 2_000
     images, labels = tf.image.synthetic_images(count, num_classes=10, height=72, width=72, seed=0)
     records = [
@@ -115,7 +144,7 @@ def jpeg(args: argparse.Namespace) -> None:
 
     def pipeline(vectorise: bool, parallel: int | None = None) -> Callable[[], int]:
         ds = tf.data.Dataset.from_tensor_slices(np.array(records, dtype=object))
-        ds = ds.map(decode_augment, seed=1, num_parallel_calls=parallel).batch(128).prefetch(tf.data.AUTOTUNE)
+        ds = ds.map(function, seed=1, num_parallel_calls=parallel).batch(128).prefetch(tf.data.AUTOTUNE)
         ds = ds if vectorise else ds.with_options(off)
         return lambda: sum(len(b[1]) for b in ds)
 
@@ -124,14 +153,12 @@ def jpeg(args: argparse.Namespace) -> None:
         "traced, AUTOTUNE": pipeline(True, tf.data.AUTOTUNE),
         "per element, serial": pipeline(False),
         "per element, AUTOTUNE": pipeline(False, tf.data.AUTOTUNE),
-        "tf.data AUTOTUNE": tf_data_jpeg(records),
+        "tf.data AUTOTUNE": tf_data_jpeg(records, shape),
     }
 
     # The traced row's batches are the per-element ones (same draws from each element's stream).
     def first(n: int = 512) -> tf.data.Dataset:  # a fresh pipeline each: a second iteration draws anew
-        return tf.data.Dataset.from_tensor_slices(np.array(records[:n], dtype=object)).map(
-            decode_augment, seed=1
-        )
+        return tf.data.Dataset.from_tensor_slices(np.array(records[:n], dtype=object)).map(function, seed=1)
 
     check = first().batch(128)
     for (a, b), (c, d) in zip(check, first().batch(128).with_options(off)):
@@ -147,7 +174,10 @@ def jpeg(args: argparse.Namespace) -> None:
             n = run()
             times[name].append(time.perf_counter() - start)
     rates = {name: n / statistics.median(ts) for name, ts in times.items()}
-    print(f"\nvectorised decode: {count:,} JPEGs of 72x72, batch 128, elements/s, median of {args.runs}")
+    what = "crop and flip" if shape == "jpeg" else "colour jitter"
+    print(
+        f"\nvectorised decode, {what}: {count:,} JPEGs of 72x72, batch 128, elements/s, median of {args.runs}"
+    )
     for name in rows:
         if name not in rates:
             print(f"  {name:<28} skipped (tensorflow not installed)")
@@ -165,12 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="fewer records")
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--shapes", default="tabular,jpeg")
+    parser.add_argument("--shapes", default="tabular,jpeg,jitter")
     args = parser.parse_args(argv)
     if "tabular" in args.shapes.split(","):
         tabular(args)
     if "jpeg" in args.shapes.split(","):
         jpeg(args)
+    if "jitter" in args.shapes.split(","):
+        jpeg(args, "jitter")
     return 0
 
 
