@@ -181,6 +181,23 @@ def test_many_small_files_end_up_read_inline(calls):
     assert it.root.tunable_knobs() == {}  # nothing left to tune once every slot reads inline
 
 
+@pytest.mark.parametrize("busy", [True, False])
+def test_waiting_for_a_core_is_not_waiting_for_storage(monkeypatch, busy):
+    # Beside other work (the test suite, the hog, a training loop) inline reads that compute spent most
+    # of their wall time off the CPU waiting for a core, read as "waiting", and the trial picked
+    # reader threads. The consumer's run-queue delay now counts as computing. Here no read uses CPU
+    # time (the CPU clock stands still); the consumer waited for a core 90% of the time, or never.
+    from headrace.ops import interleave_parallel
+
+    monkeypatch.setattr(interleave_parallel, "thread_time_ns", lambda: 0)
+    delay = (lambda: int(0.9 * time.perf_counter_ns())) if busy else (lambda: 0)
+    monkeypatch.setattr(interleave_parallel, "run_delay_ns", delay)
+    with iter(small_files(60, hr.AUTOTUNE)) as it:
+        assert len(run(it)) == 180
+        reason = it.root.counters()["executor_reason"]
+    assert ("inline reads waited" in reason) is not busy, reason
+
+
 def test_slow_reads_keep_their_reader_threads():
     ds = small_files(16, records=4, read=sleeping(0.004))
     with iter(ds) as it:

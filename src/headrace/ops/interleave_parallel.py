@@ -17,7 +17,8 @@ in the consumer's thread, as the serial interleave does). What each slot costs t
 (opening, waiting for or reading its elements, closing) is booked to its kind; once each kind gave
 ``TRIAL_ELEMENTS`` elements (``TRIAL_EARLY_ELEMENTS`` when one costs over ``TRIAL_CLEAR`` times the
 other), the cheaper kind per element reads every later slot (inline only when it costs under
-``TRIAL_INLINE`` of a reader, and never when inline reads mostly wait: ``TRIAL_WAITS``), and when
+``TRIAL_INLINE`` of a reader, and never when inline reads mostly wait: ``TRIAL_WAITS``, counting
+time the consumer's thread waited for a core on a busy machine as computing, not waiting), and when
 readers win the trial's inline slots get readers at once. Many
 small files that compute (a page-cached read of a few records) are read fastest inline: a thread
 per file costs more in start-up and hand-offs than the overlap saves; slow storage gets readers.
@@ -38,6 +39,7 @@ from ..core import counters
 from ..core.errors import CheckpointError
 from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
 from ..core.state import StateFields, encode_element
+from ..runtime.choose import run_delay_ns
 from ..runtime.producer import BufferedIterator
 from .interleave import InterleaveIterator
 
@@ -246,6 +248,9 @@ class ParallelInterleaveIterator(InterleaveIterator):
             {"reader": [0, 0, 0, 0], "inline": [0, 0, 0, 0]} if TRY_INLINE else None
         )
         self.opens = 0
+        # The consumer's clock and run-queue delay when the trial's first slot opened (in its thread):
+        # what share of its time it waited for a core meanwhile (a busy machine), not for its reads.
+        self.trial_start: tuple[int, int] | None = None
         self.inline = False  # decided: new slots are read in the consumer's thread
         self.readers_gone = False  # inline, and every reader of the trial has closed
         self.restoring = False  # set_state reopens slots as readers: a saved slot may owe read-ahead
@@ -259,6 +264,8 @@ class ParallelInterleaveIterator(InterleaveIterator):
         start = perf_ns()
         self.opens += 1
         trial = self.trial
+        if trial is not None and self.trial_start is None:
+            self.trial_start = (perf_ns(), run_delay_ns())
         inline = self.inline or (trial is not None and self.opens % 2 == 0)
         kind = "reader" if self.restoring or not inline else "inline"
         sub = super()._open(element, position)
@@ -299,7 +306,14 @@ class ParallelInterleaveIterator(InterleaveIterator):
         ):
             return
         per_reader, per_inline = reader_ns / reader_n / 1e3, inline_ns / inline_n / 1e3
-        waits = inline_cpu < TRIAL_WAITS * inline_ns  # inline reads mostly wait (storage, network)
+        # Inline reads mostly wait (storage, network): off the CPU, and not for a core. Time waiting
+        # for a core is estimated from the consumer's share of it since the trial began: on a busy
+        # machine reads that compute spent much of their wall time there, and read as waiting.
+        queued = 0.0
+        if self.trial_start is not None:
+            wall, delay = perf_ns() - self.trial_start[0], run_delay_ns() - self.trial_start[1]
+            queued = min(1.0, max(0.0, delay / wall)) if wall > 0 else 0.0
+        waits = inline_cpu + queued * inline_ns < TRIAL_WAITS * inline_ns
         clear = waits or max(per_reader, per_inline) > TRIAL_CLEAR * min(per_reader, per_inline)
         if min(reader_n, inline_n) < TRIAL_ELEMENTS and not clear:
             return

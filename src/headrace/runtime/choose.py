@@ -121,8 +121,9 @@ class Timing:
         return max(0, self.wall_ns - self.cpu_ns - self.delay_ns)
 
 
-def _run_delay_ns() -> int:
-    """Time this thread sat runnable waiting for a core (another thread's: :func:`_task_clocks`)."""
+def run_delay_ns() -> int:
+    """Time this thread sat runnable waiting for a core (another thread's: :func:`_task_clocks`); 0 where
+    the kernel does not say (no ``/proc/thread-self/schedstat``)."""
     if not _has_schedstat:
         return 0
     try:
@@ -135,14 +136,14 @@ def _run_delay_ns() -> int:
 def _clocks() -> tuple[int, int, int]:
     # The /proc read comes first here and last in _since: its own cost (tens of us in a VM) stays out
     # of the call's wall and CPU time (it had measured a 60 us function at 150 us of CPU).
-    delay = _run_delay_ns()
+    delay = run_delay_ns()
     return perf_ns(), thread_time_ns(), delay
 
 
 def _since(start: tuple[int, int, int]) -> Timing:
     cpu = thread_time_ns()
     wall = perf_ns()
-    return Timing(wall - start[0], cpu - start[1], _run_delay_ns() - start[2])
+    return Timing(wall - start[0], cpu - start[1], run_delay_ns() - start[2])
 
 
 def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
@@ -252,7 +253,7 @@ def _pair(
         wall = perf_ns()
         for native in waiting:
             if native == here:
-                released[native] = (wall, thread_time_ns(), _run_delay_ns())
+                released[native] = (wall, thread_time_ns(), run_delay_ns())
             elif _has_schedstat and (other := _task_clocks(native)) is not None:
                 released[native] = (wall, *other)
         released[0] = (wall, 0, 0)
