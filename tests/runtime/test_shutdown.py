@@ -117,6 +117,35 @@ def test_close_and_context_manager(executor):
     stopped(pids)
 
 
+#: Modules the interrupt must not land in: CPython 3.11's ast constructor, interrupted by an exception,
+#: leaves its recursion counter wrong, and every later ``ast.parse`` in the process raises "AST
+#: constructor recursion depth mismatch" (gh-106905); tracebacks parse source lines with ``ast``.
+_FRAGILE = {"ast.py", "traceback.py", "linecache.py", "tokenize.py"}
+
+
+def interrupt_main(delay: float) -> threading.Thread:
+    """SIGINT to the main thread after ``delay`` seconds, at a moment it is not in :data:`_FRAGILE`
+    code (a busy machine had it land while the test process formatted a traceback; the suite's last
+    test then failed in ``ast.parse``)."""
+    main = threading.main_thread().ident
+
+    def fire() -> None:
+        time.sleep(delay)
+        for _ in range(6000):  # ~30 s at most
+            frame, files = sys._current_frames().get(main), set()
+            while frame is not None:
+                files.add(os.path.basename(frame.f_code.co_filename))
+                frame = frame.f_back
+            if not files & _FRAGILE:
+                signal.pthread_kill(main, signal.SIGINT)
+                return
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=fire, daemon=True)
+    thread.start()
+    return thread
+
+
 @pytest.mark.parametrize("executor", [*EXECUTORS, "prefetch"])
 def test_keyboard_interrupt_while_waiting(executor):
     # A thread cannot be stopped inside a user call, so the thread cases use 1 s calls: the workers
@@ -137,9 +166,7 @@ def test_keyboard_interrupt_while_waiting(executor):
     if executor == "process":  # the interrupt must find workers computing, not the launcher starting
         list(hr.Dataset.range(2).map(lambda x: x, num_parallel_calls=2, executor="process"))
     it = iter(ds)
-    main = threading.main_thread().ident
-    timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
-    timer.start()
+    interrupt_main(0.3)
     with pytest.raises(KeyboardInterrupt):
         next(it)
     begun = len(started)  # the interrupt closed the pipeline before it reached here
