@@ -77,8 +77,10 @@ def render_report(stats: Stats) -> str:
     ]
     if diagnosis.bottleneck is not None:
         stage = stats.stage(diagnosis.bottleneck)
+        mapped = stage.extra.get("vectorised_map")  # the batch's time is the map's traced call
+        name = stage.name if mapped is None else f"{mapped}, vectorised inside {stage.name}"
         lines.append(
-            f"Bottleneck: {stage.name}: busy {100 * stage.utilisation:.0f}% of its capacity "
+            f"Bottleneck: {name}: busy {100 * stage.utilisation:.0f}% of its capacity "
             f"({_workers(stats, stage)}, "
             f"{_per_element(stage.seconds_per_element)} per element)."
         )
