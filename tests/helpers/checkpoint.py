@@ -213,8 +213,8 @@ def check_tampered_states(
     it.close()
     processes = any(getattr(n, "executor", None) == "process" for n in it.node.walk())
     remote = any(n.op == "run_on" for n in it.node.walk())
-    if budget is None:
-        budget = 6 if processes else 40
+    if budget is None:  # each case starts its own workers or actors: a sample, spread over the fields
+        budget = 6 if processes or remote else 40
     if seconds is None:
         # Starting worker processes or Ray actors on a loaded 2-core CI box has taken over 10 s; a
         # spin still shows, it only takes longer to be called one.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import headrace as hr
-from headrace.ops.map_and_filter import DEEP_RUN, MapAndFilterNode, SharedList
+from headrace.ops.map_and_filter import DEEP_RUN, MapAndFilterNode
 from headrace.runtime.pickling import dumps
 from tests.helpers.checkpoint import check_checkpoints
 
@@ -140,14 +140,3 @@ def test_the_fused_stage_pickles_with_its_steps():
     assert isinstance(node, MapAndFilterNode) and len(node.steps) == DEEP_RUN + 1
     copy = pickle.loads(dumps(node))  # as process workers receive it (lambdas by value)
     assert len(copy.steps) == DEEP_RUN + 1 and repr(copy) == repr(node)
-
-
-def test_shared_list_grows_without_changing_what_it_grew_from():
-    a = SharedList([1, 2])
-    b = a.plus([3])
-    c = a.plus([4, 5])  # a's storage is taken by b: c copies a's items
-    assert (a.items, b.items, c.items) == ((1, 2), (1, 2, 3), (1, 2, 4, 5))
-    assert (b[-1], c[2], len(c)) == (3, 4, 4)
-    with pytest.raises(IndexError):
-        b[3]
-    assert pickle.loads(pickle.dumps(c)).items == (1, 2, 4, 5)

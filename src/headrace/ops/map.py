@@ -19,6 +19,7 @@ from ..runtime.calls import apply
 from ..runtime.defaults import resolve_parallelism
 from .map_and_filter import fused_run, probe_run
 from .support.elementwise import ElementwiseIterator, owed_inputs
+from .support.shared_list import SharedList
 
 
 class MapNode(Node):
@@ -180,46 +181,29 @@ def is_batch_safe(fn: Callable) -> bool:
 class FusedFunction:
     """``f_n(...f_2(f_1(x)))`` with tf.data's unpacking of tuples at each step; picklable.
 
-    Fusing a fused function keeps one flat list, so a chain of 10,000 maps calls its functions in a
-    loop; the list is shared with the function fused before (each sees its first ``n``), so fusing a
-    chain one map at a time costs linear time, not quadratic.
+    Fusing a fused function keeps one flat :class:`SharedList`, so a chain of 10,000 maps calls its
+    functions in a loop, and fusing it one map at a time costs linear time, not quadratic.
     """
 
     def __init__(self, first: Callable, second: Callable):
-        if isinstance(first, FusedFunction):
-            shared = first._shared if len(first._shared) == first._n else first._shared[: first._n]
-        else:
-            shared = [first]
-        shared.extend(second.functions if isinstance(second, FusedFunction) else (second,))
-        self._set(shared)
-
-    def _set(self, shared: list) -> None:
-        self._shared, self._n = shared, len(shared)
-        self._calls: tuple[Callable, ...] | None = None
+        head = first.steps if isinstance(first, FusedFunction) else SharedList([first])
+        self.steps = head.plus(second.functions if isinstance(second, FusedFunction) else (second,))
 
     @staticmethod
     def of(functions: list[Callable]) -> FusedFunction:
         """The functions applied in order, fused functions among them flattened."""
         fused = object.__new__(FusedFunction)
-        fused._set(
+        fused.steps = SharedList(
             [g for fn in functions for g in (fn.functions if isinstance(fn, FusedFunction) else (fn,))]
         )
         return fused
 
     @property
     def functions(self) -> tuple[Callable, ...]:
-        if self._calls is None:
-            self._calls = tuple(self._shared[: self._n])
-        return self._calls
-
-    def __getstate__(self) -> dict:  # pickles and fingerprints see the functions, not the shared list
-        return {"functions": self.functions}
-
-    def __setstate__(self, state: dict) -> None:
-        self._set(list(state["functions"]))
+        return self.steps.items
 
     def __call__(self, *args: Any) -> Any:
-        first, *rest = self._calls or self.functions
+        first, *rest = self.steps.items
         value = first(*args)
         for fn in rest:
             if type(value) in CONVERTED:  # the unfused map would have yielded tf_result(value)

@@ -56,7 +56,10 @@ def where() -> tuple[list[str], str]:
 def pack_error(exc: BaseException) -> tuple[bytes | None, str, str, str]:
     """What the parent needs to re-raise ``exc``: its pickle (if possible), type, message and the
     traceback as text (traceback objects cannot cross processes)."""
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    except Exception:  # noqa: BLE001 (the error must still reach the parent; see _plain_traceback)
+        text = _plain_traceback(exc)
     try:
         from .pickling import dumps  # noqa: PLC0415 (exceptions defined in __main__ travel by value)
 
@@ -64,6 +67,18 @@ def pack_error(exc: BaseException) -> tuple[bytes | None, str, str, str]:
     except Exception:  # noqa: BLE001 (unpicklable exceptions still reach the parent as text)
         data = None
     return data, f"{type(exc).__module__}.{type(exc).__qualname__}", str(exc), text
+
+
+def _plain_traceback(exc: BaseException) -> str:
+    """``exc``'s traceback without the caret lines: CPython 3.11 before 3.11.8 draws those by parsing
+    the source, and two threads parsing at once can fail one with a SystemError (gh-106905)."""
+    lines = ["Traceback (most recent call last):\n"]
+    for frame in traceback.extract_tb(exc.__traceback__):
+        lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}\n')
+        if frame.line:
+            lines.append(f"    {frame.line}\n")
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    return "".join(lines)
 
 
 class UnsendableResult(WorkerError):
