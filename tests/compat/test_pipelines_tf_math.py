@@ -2,11 +2,12 @@
 tensorflow/tpu, google-research/simclr, t5, big_vision and tensorflow/docs tutorials, as their sources
 write them, under ``import headrace as tf`` (TF1 sources: ``import headrace.compat.v1 as tf``). Each is
 compared with what tf.data yields, recorded with TensorFlow by tools/record_tf_math_pipelines.py into
-tests/data/tfops_fixtures/pipelines.json, so this runs without TensorFlow. The pipelines are in
-tests/helpers/tf_math_pipelines.py and tests/helpers/tf1_math_pipelines.py (sources named there)."""
+the fixture files in tests/data/tfops_fixtures/, so this runs without TensorFlow. The pipelines are in
+modules listed in tests/helpers/tf_math_modules.py (sources named there)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -15,30 +16,41 @@ import pytest
 
 import headrace
 import headrace.compat.v1
-from tests.helpers import tf1_math_pipelines, tf_math_pipelines
+from tests.helpers import tf_math_pipelines
 from tests.helpers.tf_fixtures import assert_matches
+from tests.helpers.tf_math_modules import MODULES
 
-RECORDED = json.loads(
-    (Path(__file__).resolve().parents[1] / "data" / "tfops_fixtures" / "pipelines.json").read_text()
-)
-PIPELINES = {**tf_math_pipelines.PIPELINES, **tf1_math_pipelines.PIPELINES}
-TOLERANCE = {**tf_math_pipelines.TOLERANCE, **tf1_math_pipelines.TOLERANCE}
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "tfops_fixtures"
+_MODULES = {name: importlib.import_module(name) for name in MODULES}
+RECORDED: dict[str, dict] = {}
+PIPELINES: dict = {}
+TOLERANCE: dict[str, float] = {}
+for _name, (_binding, _fixture) in MODULES.items():
+    _recorded = json.loads((FIXTURES / _fixture).read_text())["pipelines"]
+    for _pipeline, _fn in _MODULES[_name].PIPELINES.items():
+        assert _pipeline not in PIPELINES, f"two ported pipelines are named {_pipeline}"
+        PIPELINES[_pipeline] = _fn
+        if _pipeline in _recorded:
+            RECORDED[_pipeline] = _recorded[_pipeline]
+    TOLERANCE.update(getattr(_MODULES[_name], "TOLERANCE", {}))
 
 
-def test_the_pipeline_modules_run_on_headrace_not_tensorflow():
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_the_pipeline_modules_run_on_headrace_not_tensorflow(name):
     # the recorder rebinds `tf`; in the tests it must be headrace itself, or nothing is being tested
-    assert tf_math_pipelines.tf is headrace and tf1_math_pipelines.tf is headrace.compat.v1
+    expected = headrace if MODULES[name][0] == "tf" else headrace.compat.v1
+    assert _MODULES[name].tf is expected
 
 
 def test_every_pipeline_is_recorded():
-    assert sorted(RECORDED["pipelines"]) == sorted(PIPELINES)
+    assert sorted(RECORDED) == sorted(PIPELINES)
     assert len(PIPELINES) >= 10
 
 
 @pytest.mark.parametrize("name", sorted(PIPELINES))
 def test_ported_pipeline_yields_what_tf_data_yields(tmp_path, name):
     ours = tf_math_pipelines.fixture_form(PIPELINES[name](str(tmp_path)))
-    assert_matches(ours, RECORDED["pipelines"][name], TOLERANCE.get(name, 0.0), name)
+    assert_matches(ours, RECORDED[name], TOLERANCE.get(name, 0.0), name)
 
 
 def test_fixture_form_keeps_small_arrays_and_samples_large_ones():
