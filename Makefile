@@ -8,10 +8,13 @@ STAMP := $(VENV)/.installed-stamp
 
 # Installs the exact versions in constraints.txt (a new release cannot turn `make test` red), then
 # compiles the kernels once (`python -m headrace.warmup`), so the first run does not wait for them.
+# The editable install leaves src/ without bytecode, and where PYTHONDONTWRITEBYTECODE is set (many
+# containers and CI images) every run would compile headrace's modules again: compileall writes it once.
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,image,test]'
+	$(PY) -m compileall -q src
 	$(PY) -m headrace.warmup
 	touch $(STAMP)
 

@@ -4,7 +4,8 @@ The serial cycle; the node (arguments, choice of iterator) is in :mod:`.interlea
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections import deque
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError
@@ -13,10 +14,16 @@ from ..core.node import (
     NodeIterator,
     open_user_dataset,
 )
-from ..core.state import encode_element
+from ..core.state import StateFields, encode_element
 
 if TYPE_CHECKING:
     from .interleave_node import InterleaveNode
+
+
+#: Key of a slot state that carries elements a reader thread read ahead and did not hand out
+#: (the parallel interleave's slots); the serial cycle restores those too, so checkpoints move
+#: between the two.
+OWED = "headrace_read_ahead"
 
 
 def default_cycle_length(num_parallel_calls: int | None = None) -> int:
@@ -44,6 +51,17 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
 
     def _open(self, element: Any, position: int) -> NodeIterator:
         return open_user_dataset(self, self.node.map_func, element, position, self.ctx)
+
+    def _restored(self, sub: NodeIterator, state: dict) -> NodeIterator:
+        """``sub`` set to a saved slot state; one a reader saved with elements read ahead yields
+        those first."""
+        if OWED not in state:
+            sub.set_state(state)
+            return sub
+        fields = StateFields(state, sub.name, (OWED, "state"))
+        values = fields.elements(OWED)
+        sub.set_state(fields.dict("state"))
+        return cast(NodeIterator, OwedFirst(sub, values))
 
     def _advance_cycle(self) -> None:
         self.block_index = 0
@@ -179,7 +197,29 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             # Sub-datasets are rebuilt by calling map_func again on the saved input element.
             element = saved.element("input")
             position = saved.int("position")
-            sub = self._open(element, position)
-            sub.set_state(saved.dict("state"))
+            sub = self._restored(self._open(element, position), saved.dict("state"))
             self.slots[index] = (element, position, sub)
             self.open_count += 1
+
+
+class OwedFirst:
+    """A restored slot of the serial cycle whose reader had read elements ahead: those elements
+    first, then its sub-iterator. Saves as a reader does while any are left."""
+
+    def __init__(self, inner: NodeIterator, values: list):
+        self.inner, self.values = inner, deque(values)
+
+    def __next__(self) -> Any:
+        return self.values.popleft() if self.values else next(self.inner)
+
+    def next_chunk(self, n: int) -> list:
+        if not self.values:
+            return self.inner.next_chunk(n)
+        return [self.values.popleft() for _ in range(min(n, len(self.values)))]
+
+    def get_state(self) -> dict:
+        state = self.inner.get_state()
+        return {OWED: [encode_element(v) for v in self.values], "state": state} if self.values else state
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

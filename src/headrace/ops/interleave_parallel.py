@@ -17,8 +17,8 @@ in the consumer's thread, as the serial interleave does). What each slot costs t
 (opening, waiting for or reading its elements, closing) is booked to its kind; once each kind gave
 ``TRIAL_ELEMENTS`` elements (``TRIAL_EARLY_ELEMENTS`` when one costs over ``TRIAL_CLEAR`` times the
 other), the cheaper kind per element reads every later slot (inline only when it costs under
-``TRIAL_INLINE`` of a reader, and never when inline reads mostly wait: ``TRIAL_WAITS``, counting
-time the consumer's thread waited for a core on a busy machine as computing, not waiting), and when
+``TRIAL_INLINE`` of a reader, and never when inline reads mostly wait: ``TRIAL_WAITS`` of the time
+they were not queued for a core on the CPU, unless they cost under half a reader's), and when
 readers win the trial's inline slots get readers at once. Many
 small files that compute (a page-cached read of a few records) are read fastest inline: a thread
 per file costs more in start-up and hand-offs than the overlap saves; slow storage gets readers.
@@ -41,9 +41,8 @@ from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
 from ..core.state import StateFields, encode_element
 from ..runtime.choose import run_delay_ns
 from ..runtime.producer import BufferedIterator
-from .interleave import InterleaveIterator
+from .interleave import OWED, InterleaveIterator
 
-OWED = "headrace_read_ahead"  # key of a slot state that carries elements read ahead
 TRY_INLINE = True  # False: every slot gets a reader thread, no trial (tests of the readers themselves)
 TRIAL_ELEMENTS = 32  # elements of each kind (from at least TRIAL_MIN_SLOTS slots each) before deciding
 TRIAL_EARLY_ELEMENTS = 16  # ... or this many, when one kind costs over TRIAL_CLEAR times the other
@@ -158,42 +157,55 @@ class GatedReads:
         return getattr(self.inner, name)
 
 
+def _zero() -> int:
+    return 0
+
+
 class ConsumerTimed:
     """A slot's sub-iterator (reader or inline) during the trial: books what each call costs the
     consumer's thread, and the elements it gave, to its kind (``books[kind]``: ns, elements, slots
-    opened, CPU ns of the reads)."""
+    opened, CPU ns of the reads, ns the thread sat waiting for a core during inline reads)."""
 
-    def __init__(self, inner: NodeIterator, kind: str, open_ns: int, books: dict[str, list[int]]):
+    def __init__(
+        self, inner: NodeIterator, kind: str, opened: tuple[int, int, int], books: dict[str, list[int]]
+    ):
         self.inner, self.kind, self.book = inner, kind, books[kind]
-        self.book[0] += open_ns
+        # Waiting for a core is computing delayed, not waiting on storage: inline reads ask the
+        # kernel how long (about 10 us a read, during the trial only); readers' time is not split.
+        self.queued = run_delay_ns if kind == "inline" else _zero
+        self._book(*opened)  # opening the slot (map_func, the sub-iterator) costs the consumer too
         self.book[2] += 1
 
     def __next__(self) -> Any:
-        start, cpu = perf_ns(), thread_time_ns()
+        start, cpu, queued = perf_ns(), thread_time_ns(), self.queued()
         try:
             value = next(self.inner)
         finally:
-            self.book[0] += perf_ns() - start
-            self.book[3] += thread_time_ns() - cpu
+            self._book(start, cpu, queued)
         self.book[1] += 1
         return value
 
     def next_chunk(self, n: int) -> list:
-        start, cpu = perf_ns(), thread_time_ns()
+        start, cpu, queued = perf_ns(), thread_time_ns(), self.queued()
         try:
             chunk = self.inner.next_chunk(n)
         finally:
-            self.book[0] += perf_ns() - start
-            self.book[3] += thread_time_ns() - cpu
+            self._book(start, cpu, queued)
         self.book[1] += len(chunk)
         return chunk
 
+    def _book(self, start: int, cpu: int, queued: int) -> None:
+        book = self.book
+        book[0] += perf_ns() - start
+        book[3] += thread_time_ns() - cpu
+        book[4] += self.queued() - queued
+
     def close(self) -> None:
-        start = perf_ns()
+        start, cpu, queued = perf_ns(), thread_time_ns(), self.queued()
         try:
             self.inner.close()
         finally:
-            self.book[0] += perf_ns() - start
+            self._book(start, cpu, queued)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -245,12 +257,11 @@ class ParallelInterleaveIterator(InterleaveIterator):
         # The trial of reader threads against inline reads (module docstring): opens so far, and per
         # kind [consumer ns, elements, slots opened, CPU ns]; None once decided.
         self.trial: dict[str, list[int]] | None = (
-            {"reader": [0, 0, 0, 0], "inline": [0, 0, 0, 0]} if TRY_INLINE else None
+            {"reader": [0, 0, 0, 0, 0], "inline": [0, 0, 0, 0, 0]} if TRY_INLINE else None
         )
         self.opens = 0
         # The consumer's clock and run-queue delay when the trial's first slot opened (in its thread):
         # what share of its time it waited for a core meanwhile (a busy machine), not for its reads.
-        self.trial_start: tuple[int, int] | None = None
         self.inline = False  # decided: new slots are read in the consumer's thread
         self.readers_gone = False  # inline, and every reader of the trial has closed
         self.restoring = False  # set_state reopens slots as readers: a saved slot may owe read-ahead
@@ -261,11 +272,9 @@ class ParallelInterleaveIterator(InterleaveIterator):
         )
 
     def _open(self, element: Any, position: int) -> NodeIterator:
-        start = perf_ns()
+        start = (perf_ns(), thread_time_ns(), run_delay_ns() if self.trial is not None else 0)
         self.opens += 1
         trial = self.trial
-        if trial is not None and self.trial_start is None:
-            self.trial_start = (perf_ns(), run_delay_ns())
         inline = self.inline or (trial is not None and self.opens % 2 == 0)
         kind = "reader" if self.restoring or not inline else "inline"
         sub = super()._open(element, position)
@@ -275,7 +284,11 @@ class ParallelInterleaveIterator(InterleaveIterator):
             sub = cast(NodeIterator, GatedReads(sub, self.gate))
         if trial is None or self.restoring:
             return sub
-        return cast(NodeIterator, ConsumerTimed(sub, kind, perf_ns() - start, trial))
+        return cast(NodeIterator, ConsumerTimed(sub, kind, start, trial))
+
+    def _restored(self, sub: NodeIterator, state: dict) -> NodeIterator:
+        sub.set_state(state)  # restoring opens readers, which take their elements read ahead back
+        return sub
 
     def _readers_left(self) -> bool:
         """Whether a reader still runs beside inline slots (after an inline verdict no new one starts,
@@ -296,7 +309,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
     def _decide(self, trial: dict[str, list[int]]) -> None:
         """Once each kind gave enough elements: the one that cost the consumer less per element reads
         every later slot; open slots read inline get readers when readers win."""
-        (reader_ns, reader_n, reader_slots, _), (inline_ns, inline_n, inline_slots, inline_cpu) = (
+        (reader_ns, reader_n, reader_slots, _, _), (inline_ns, inline_n, inline_slots, inline_cpu, queued) = (
             trial["reader"],
             trial["inline"],
         )
@@ -306,14 +319,13 @@ class ParallelInterleaveIterator(InterleaveIterator):
         ):
             return
         per_reader, per_inline = reader_ns / reader_n / 1e3, inline_ns / inline_n / 1e3
-        # Inline reads mostly wait (storage, network): off the CPU, and not for a core. Time waiting
-        # for a core is estimated from the consumer's share of it since the trial began: on a busy
-        # machine reads that compute spent much of their wall time there, and read as waiting.
-        queued = 0.0
-        if self.trial_start is not None:
-            wall, delay = perf_ns() - self.trial_start[0], run_delay_ns() - self.trial_start[1]
-            queued = min(1.0, max(0.0, delay / wall)) if wall > 0 else 0.0
-        waits = inline_cpu + queued * inline_ns < TRIAL_WAITS * inline_ns
+        # Inline reads mostly wait (storage, network): off the CPU for most of the time they were not
+        # queued for a core (on a busy machine reads that compute, and reads woken from a wait, sit
+        # in the run queue: that time says nothing either way). Waits for the GIL, which the trial's
+        # readers hold, look like storage, so reads that cost the consumer under half a reader's
+        # are not called waiting.
+        ran = max(1, inline_ns - queued)
+        waits = inline_cpu < TRIAL_WAITS * ran and per_reader <= TRIAL_CLEAR * per_inline
         clear = waits or max(per_reader, per_inline) > TRIAL_CLEAR * min(per_reader, per_inline)
         if min(reader_n, inline_n) < TRIAL_ELEMENTS and not clear:
             return
@@ -325,7 +337,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         self.trial = None
         if waits or per_inline > TRIAL_INLINE * per_reader:
             why = (
-                f"inline reads waited {100 - 100 * inline_cpu / inline_ns:.0f}% of their time"
+                f"inline reads waited {100 - 100 * inline_cpu / ran:.0f}% of their time off the run queue"
                 if waits
                 else ""
             )
