@@ -185,6 +185,8 @@ class FusedFunction:
     functions in a loop, and fusing it one map at a time costs linear time, not quadratic.
     """
 
+    steps: SharedList
+
     def __init__(self, first: Callable, second: Callable):
         head = first.steps if isinstance(first, FusedFunction) else SharedList([first])
         self.steps = head.plus(second.functions if isinstance(second, FusedFunction) else (second,))
