@@ -303,6 +303,17 @@ def docs_data_resampling_count(tmp) -> Any:
     return tf.nest.map_structure(np.asarray, counts)
 
 
+def docs_data_sampling(tmp) -> Any:  # "Datasets sampling"
+    creditcard_ds = creditcard_dataset(tmp)
+    negative_ds = creditcard_ds.unbatch().filter(lambda features, label: label == 0).repeat()
+    positive_ds = creditcard_ds.unbatch().filter(lambda features, label: label == 1).repeat()
+    positives = [labels for _, labels in elements(positive_ds.batch(10).take(1))]
+    balanced_ds = tf.data.Dataset.sample_from_datasets([negative_ds, positive_ds], [0.5, 0.5]).batch(10)
+    sampled = [labels for _, labels in elements(balanced_ds.take(10))]
+    # draws differ from TF's: labels by dtype, shape and range, and every label is 0 or 1
+    return [positives, data.summary(sampled), sorted(set(np.concatenate(sampled).tolist()))]
+
+
 def docs_data_resampling(tmp) -> Any:
     # not import-only (see NOT_IMPORT_ONLY): `.numpy()` on reduce's result
     creditcard_ds = creditcard_dataset(tmp)
@@ -312,12 +323,6 @@ def docs_data_resampling(tmp) -> Any:
 
     fractions = counts / counts.sum()
 
-    negative_ds = creditcard_ds.unbatch().filter(lambda features, label: label == 0).repeat()
-    positive_ds = creditcard_ds.unbatch().filter(lambda features, label: label == 1).repeat()
-    positives = [labels for _, labels in elements(positive_ds.batch(10).take(1))]
-    balanced_ds = tf.data.Dataset.sample_from_datasets([negative_ds, positive_ds], [0.5, 0.5]).batch(10)
-    sampled = [labels for _, labels in elements(balanced_ds.take(10))]
-
     resample_ds = (
         creditcard_ds.unbatch()
         .rejection_resample(class_func, target_dist=[0.5, 0.5], initial_dist=fractions)
@@ -326,7 +331,7 @@ def docs_data_resampling(tmp) -> Any:
     balanced_ds = resample_ds.map(lambda extra_label, features_and_label: features_and_label)
     resampled = [labels for _, labels in elements(balanced_ds.take(10))]
     # random draws differ from TF's: labels by dtype, shape and value range
-    return [fractions, positives, data.summary(sampled), data.summary(resampled)]
+    return [fractions, data.summary(resampled)]
 
 
 # ---- tensorflow/docs site/en/tutorials/load_data/tfrecord.ipynb ("Reading a TFRecord file Using
@@ -1402,6 +1407,7 @@ PIPELINES = {
     "docs_data_time_series": docs_data_time_series,
     "docs_data_csv": docs_data_csv,
     "docs_data_batching": docs_data_batching,
+    "docs_data_sampling": docs_data_sampling,
     "docs_tfrecord_read": docs_tfrecord_read,
     "models_input_reader": models_input_reader,
     "api_bucket_and_group_by_window": api_bucket_and_group_by_window,
