@@ -100,6 +100,51 @@ def docs_load_text_iliad(tmp) -> Any:
     return [data.unordered(first), first == elements(all_labeled_data)]
 
 
+def docs_load_text_iliad_encode(tmp) -> Any:
+    # the tutorial's next step (not import-only: see NOT_IMPORT_ONLY): tokenize with tensorflow_text in a
+    # Keras layer, look the tokens up in a tf.lookup table, split and padded_batch
+    import tensorflow_text as tf_text  # noqa: PLC0415
+
+    class MyTokenizer(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.tokenizer = tf_text.UnicodeScriptTokenizer()
+
+        def call(self, text):
+            lower_case = tf_text.case_fold_utf8(text)
+            result = self.tokenizer.tokenize(lower_case)
+            # If you pass a batch of strings, it will return a RaggedTensor.
+            if isinstance(result, tf.RaggedTensor):
+                # Convert to dense 0-padded.
+                result = result.to_tensor()
+            return result
+
+    class MyVocabTable(tf.keras.layers.Layer):
+        def __init__(self, vocab):
+            super().__init__()
+            self.keys = ["", *vocab]
+            self.values = range(len(self.keys))
+
+            self.init = tf.lookup.KeyValueTensorInitializer(
+                self.keys, self.values, key_dtype=tf.string, value_dtype=tf.int64
+            )
+
+            num_oov_buckets = 1
+
+            self.table = tf.lookup.StaticVocabularyTable(self.init, num_oov_buckets)
+
+        def call(self, x):
+            result = self.table.lookup(x)
+            return result
+
+    tokenizer = MyTokenizer()
+    vocab_table = MyVocabTable(["line", "of", "sing", "goddess"])
+    preprocess_text = tf.keras.Sequential([tokenizer, vocab_table])
+    all_labeled_data = tf.data.Dataset.from_tensor_slices(([b"Line 1 of derby", b"sing O goddess"], [1, 2]))
+    all_encoded_data = all_labeled_data.map(lambda text, labels: (preprocess_text(text), labels))
+    return elements(all_encoded_data.padded_batch(2))
+
+
 # ---- tensorflow/docs site/en/guide/data.ipynb ("Time series windowing": batch, then window) -----------
 
 
@@ -922,7 +967,7 @@ def docs_distribute_input(tmp) -> Any:
         batch_size = input_context.get_per_replica_batch_size(global_batch_size)
         dataset = dataset.batch(batch_size)
         dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-        return dataset  # then .map(preprocess_with_kpl): a Keras StringLookup layer, left out
+        return dataset  # then .map(preprocess_with_kpl): see docs_distribute_input_kpl
 
     context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2)
     out.append(elements(dataset_fn_strings(context).take(3)))
@@ -940,6 +985,32 @@ def docs_distribute_input(tmp) -> Any:
     out.append(sorted(np.concatenate([y for _, y in first]).tolist()))
     out.append(data.summary(first))
     return out
+
+
+def docs_distribute_input_kpl(tmp) -> Any:
+    # the tutorial's dataset_fn with its Keras preprocessing layer (not import-only: see NOT_IMPORT_ONLY)
+    vocab = ["a", "b", "c", "d", "f"]
+    layer = tf.keras.layers.StringLookup(vocabulary=vocab)
+
+    def dataset_fn(input_context):
+        # a tf.data.Dataset
+        dataset = tf.data.Dataset.from_tensor_slices(["a", "c", "e"]).repeat()
+
+        # Custom your batching, sharding, prefetching, etc.
+        global_batch_size = 4
+        batch_size = input_context.get_per_replica_batch_size(global_batch_size)
+        dataset = dataset.batch(batch_size)
+        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+
+        # Apply the preprocessing layer(s) to the tf.data.Dataset
+        def preprocess_with_kpl(input):  # noqa: A002 (the tutorial's name)
+            return layer(input)
+
+        processed_ds = dataset.map(preprocess_with_kpl)
+        return processed_ds
+
+    context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2)
+    return elements(dataset_fn(context).take(3))
 
 
 # ---- https-deeplearning-ai/tensorflow-1-public C4/W4/ungraded_labs/C4_W4_Lab_1_LSTM.ipynb (the
@@ -1423,6 +1494,11 @@ PIPELINES = {
 
 #: pipelines whose source code is above but needs names headrace does not have (what is missing)
 NOT_IMPORT_ONLY = {
+    "docs_load_text_iliad_encode": (
+        "tensorflow_text (UnicodeScriptTokenizer, case_fold_utf8: another library), tf.keras.layers.Layer / "
+        "tf.keras.Sequential, tf.lookup.KeyValueTensorInitializer / StaticVocabularyTable (no tf.lookup here)"
+    ),
+    "docs_distribute_input_kpl": "tf.keras.layers.StringLookup (a Keras preprocessing layer) in the map",
     "docs_data_resampling_count": (
         "Dataset.reduce(initial_state={'class_0': 0, ...}): a Python int state is int64 here, int32 in TF "
         "(docs/porting.md: Python ints are int64); the counts are equal, their dtype is not"
