@@ -176,6 +176,18 @@ def word_pngs(tmp: str) -> np.ndarray:
     return np.array(paths, dtype=object)
 
 
+def xy_records(tmp: str, shards: int, per_shard: int) -> None:
+    """TFRecord shards ``train-0000k-of-0000n`` of Examples with a float ``x`` [2] and an int64 ``y`` (the
+    shard), as a tensorflow/models task's files."""
+    import headrace as hr  # noqa: PLC0415
+
+    for shard in range(shards):
+        with hr.io.TFRecordWriter(os.path.join(tmp, f"train-{shard:05d}-of-{shards:05d}")) as writer:
+            for i in range(per_shard):
+                value = float(shard * per_shard + i)
+                writer.write(hr.io.serialize_example({"x": [value, -value], "y": [shard]}))
+
+
 def summary(items: list) -> list:
     """What a random pipeline's elements must agree on: each component's dtype and shape, and for floats
     whether all values lie in [0, 1]."""

@@ -7,4 +7,5 @@ tests/compat/test_pipelines_tf_math.py replays every module listed here."""
 MODULES = {
     "tests.helpers.tf_math_pipelines": ("tf", "pipelines.json"),
     "tests.helpers.tf1_math_pipelines": ("tf1", "pipelines.json"),
+    "tests.helpers.tf_math_pipelines_guides": ("tf", "pipelines_guides.json"),
 }

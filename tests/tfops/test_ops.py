@@ -64,6 +64,18 @@ def test_python_values_convert_as_tensorflow():
         tf.constant(2**70)
 
 
+def test_array_likes_convert_with_their_numpy_dtype():
+    # tensorflow/docs load_data/pandas_dataframe: tf.convert_to_tensor(numeric_features) of a DataFrame of
+    # int64 and float64 columns is float64 there (np.asarray(df)), not float32 as Python floats would be
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"age": [63, 67], "oldpeak": [2.3, 1.5]})
+    tensor = tf.convert_to_tensor(df)
+    assert tensor.dtype == np.float64 and tensor.tolist() == [[63.0, 2.3], [67.0, 1.5]]
+    assert tf.convert_to_tensor(df["age"]).dtype == np.int64
+    names = tf.convert_to_tensor(pd.Series(["fixed", "normal"]))  # object columns: strings, as TF
+    assert names.dtype == object and names.tolist() == [b"fixed", b"normal"]
+
+
 def test_integer_division_by_zero_and_negative_powers_are_errors():
     with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
         tf.math.floordiv(np.int32(1), np.int32(0))
@@ -216,6 +228,23 @@ def test_py_function_gives_numpy_method_and_converts_outputs():
     assert out.dtype == np.float32 and out.tolist() == [1.5, 3.0]
     pair = tf.py_function(lambda x: (x, 2), [np.int64(1)], [tf.int64, tf.int32])
     assert isinstance(pair, list) and pair[1].dtype == np.int32
+
+
+def test_py_function_as_a_decorator_and_with_no_outputs():
+    # tensorflow/docs guide/data: @tf.py_function(Tout=tf.float32); guide/data_performance:
+    # tf.py_function(lambda: time.sleep(0.03), [], ()) inside a map gives [] (TF: the same)
+    @tf.py_function(Tout=tf.string)
+    def serialize(x, s):
+        return s.numpy() + str(int(x.numpy())).encode()
+
+    assert serialize(np.int64(4), b"n") == b"n4" and serialize.__name__ == "serialize"
+    assert tf.py_function(lambda: None, [], ()) == [] and tf.py_function(lambda: None, [], []) == []
+    ds = D.range(3).map(lambda s: (tf.py_function(lambda: None, [], ()), s)[1])
+    assert [int(v) for v in ds] == [0, 1, 2]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="returned 1 values but Tout lists 0"):
+        tf.py_function(lambda: 5, [], ())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="returned 0 values but Tout lists 1"):
+        tf.py_function(lambda: None, [], [tf.int32])
 
 
 def test_numpy_function_requires_exact_dtypes():

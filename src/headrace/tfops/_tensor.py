@@ -92,6 +92,12 @@ def infer(value: Any) -> np.ndarray:
         return out
     if isinstance(value, (list, tuple)) and _holds_tensor(value):
         return _pack(value)
+    if hasattr(value, "__array__") and not isinstance(value, (list, tuple)):
+        # pandas DataFrame / Series and other array-likes: TensorFlow converts np.asarray(value), so
+        # its dtype stays (float64 columns stay float64); object arrays are inferred below
+        array = np.asarray(value)
+        if array.dtype.kind != "O":
+            return as_tensor(array)
     try:
         array = np.array(value, dtype=object)
     except ValueError as exc:

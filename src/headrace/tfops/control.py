@@ -280,7 +280,12 @@ def _outputs(values: Any, tout: Any, op: str, strict: bool) -> Any:
         return None
     single = not isinstance(tout, (list, tuple))
     types = [tout] if single else list(tout)
-    items = [values] if single else (list(values) if isinstance(values, (list, tuple)) else [values])
+    if single:
+        items = [values]
+    elif values is None:  # TensorFlow: a function returning None has no outputs
+        items = []
+    else:
+        items = list(values) if isinstance(values, (list, tuple)) else [values]
     if len(items) != len(types):
         raise InvalidArgumentError(
             f"{op}: the function returned {len(items)} values but Tout lists {len(types)} dtypes"
@@ -309,9 +314,26 @@ def _outputs(values: Any, tout: Any, op: str, strict: bool) -> Any:
     return converted[0] if single else converted
 
 
-def py_function(func: Callable, inp: Any = None, Tout: Any = None, name: str | None = None) -> Any:  # noqa: N803 (tf's name)
+def py_function(
+    func: Callable | None = None,
+    inp: Any = None,
+    Tout: Any = None,  # noqa: N803 (tf's name)
+    name: str | None = None,
+) -> Any:
     """``func(*inp)`` with tensors that have ``.numpy()``; results converted to ``Tout`` (one dtype: one
-    result; a list: a list)."""
+    result; a list: a list, where a function returning None gives ``[]`` for an empty list). Without
+    ``func``, a decorator, as TensorFlow's: ``@tf.py_function(Tout=...)`` makes ``f(*args)`` call
+    ``py_function(f, args, Tout)``."""
+    if func is None:
+
+        def decorator(fn: Callable) -> Callable:
+            @functools.wraps(fn)
+            def wrapper(*args: Any) -> Any:
+                return py_function(fn, list(args), Tout, name)
+
+            return wrapper
+
+        return decorator
     if not callable(func):
         raise TypeError(f"func={func!r} is not callable")
     args = [_eager(v) for v in (inp or [])]
