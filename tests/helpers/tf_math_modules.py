@@ -7,4 +7,6 @@ tests/compat/test_pipelines_tf_math.py replays every module listed here."""
 MODULES = {
     "tests.helpers.tf_math_pipelines": ("tf", "pipelines.json"),
     "tests.helpers.tf1_math_pipelines": ("tf1", "pipelines.json"),
+    "tests.helpers.tf_math_pipelines_repos": ("tf", "pipelines_repos.json"),
+    "tests.helpers.tf1_math_pipelines_repos": ("tf1", "pipelines_repos.json"),
 }
