@@ -386,6 +386,21 @@ def test_folds_and_scan_run_in_order_over_slices():
         tf.foldl(lambda acc, x: acc, np.zeros(0))
 
 
+def test_a_list_holding_tensors_packs_into_an_int_argument_as_tf_packs_it():
+    # keras-io's RetinaNet: tf.tile(dims, [tf.math.ceil(h / 2**i), tf.math.ceil(w / 2**i), 1, 1]), float64
+    # tensors in the multiples list; TF packs the list, then casts it to int32 (the ops fixtures hold TF's
+    # values and errors for these cases)
+    dims = np.zeros((1, 1, 9, 2), np.float32)
+    h, w = np.int32(896), np.int32(1152)
+    assert tf.tile(dims, [tf.math.ceil(h / 2**3), tf.math.ceil(w / 2**3), 1, 1]).shape == (112, 144, 9, 2)
+    assert tf.reshape(np.arange(6), [np.float32(2.9), -1]).shape == (2, 3)  # the cast truncates
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Pack as input #1"):  # one dtype per Pack
+        tf.tile(dims, [np.float32(1), np.True_, 1, 1])
+    for refused in (np.ones(4), [2.0, 1, 1, 1], [np.int32(1), 1.5, 1, 1]):  # floats alone: refused
+        with pytest.raises(tf.errors.InvalidArgumentError, match="multiples must be integers"):
+            tf.tile(dims, refused)
+
+
 def test_small_top_level_names_behave_as_in_eager_tf():
     x = np.arange(6).reshape(2, 3)
     assert x[:, tf.newaxis].shape == (2, 1, 3)
