@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,10 @@ def main(only: list[str]) -> int:
     from tests.helpers.tf_math_pipelines import fixture_form
 
     tf.config.set_visible_devices([], "GPU")
+    if not hasattr(tf.compat.v1, "contrib"):
+        # TF 2 dropped tf.contrib; in TF 1.13-1.15 tf.contrib.data.X were the deprecated aliases of
+        # tf.data.experimental.X, which TF1 sources (BERT's run_pretraining.py ...) call
+        tf.compat.v1.contrib = types.SimpleNamespace(data=tf.data.experimental)
     files: dict[str, dict] = {}
     for name, (binding, fixture) in MODULES.items():
         if only and fixture not in only:

@@ -344,6 +344,13 @@ def cases() -> list:
         add(["split", args, {}])
     for multiples in [[2, 1], [1, 3], [2], [0, 2], [-1, 1]]:
         add(["tile", [x, multiples], {}])
+    # a list holding tensors is packed into the op's int32 argument, each tensor cast (floats truncate):
+    # keras-io's RetinaNet tiles by [tf.math.ceil(h / 2**i), ...]; a float tensor or Python floats are refused
+    add(["tile", [x, [T(2.0, "float64"), 1]], {}])
+    add(["tile", [x, [T(1.9, "float32"), T(True, "bool")]], {}])
+    add(["tile", [x, T([2.0, 1.0], "float64")], {}])
+    add(["tile", [x, [2.0, 1]], {}])
+    add(["reshape", [x, [T(3.0, "float64"), -1]], {}])
     # pad
     for paddings, kw in [
         ([[1, 0], [0, 1]], {}),

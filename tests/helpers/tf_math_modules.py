@@ -8,4 +8,6 @@ MODULES = {
     "tests.helpers.tf_math_pipelines": ("tf", "pipelines.json"),
     "tests.helpers.tf1_math_pipelines": ("tf1", "pipelines.json"),
     "tests.helpers.tf_math_pipelines_guides": ("tf", "pipelines_guides.json"),
+    "tests.helpers.tf_math_pipelines_repos": ("tf", "pipelines_repos.json"),
+    "tests.helpers.tf1_math_pipelines_repos": ("tf1", "pipelines_repos.json"),
 }

@@ -374,6 +374,22 @@ def test_sparse_and_ragged_constructors():
     assert tf.ragged.constant([[1, 2], [3]]).to_list() == [[1, 2], [3]]
 
 
+def test_sparse_to_dense_takes_what_a_var_len_feature_parses_to():
+    # TF densifies a VarLenFeature's SparseTensor; headrace parses it to that dense result already (a 1-D
+    # array per example, Ragged rows per batch), so the source's tf.sparse.to_dense call stays
+    serialized = tf.io.serialize_example({"ids": np.array([4, 5, 6])})
+    features = {"ids": tf.io.VarLenFeature(tf.int64), "none": tf.io.VarLenFeature(tf.string)}
+    one = tf.io.parse_single_example(serialized, features)
+    ids = tf.sparse.to_dense(one["ids"])
+    assert ids.tolist() == [4, 5, 6] and ids.dtype == np.int64
+    assert tf.sparse.to_dense(one["none"], default_value="").shape == (0,)
+    batch = tf.io.parse_example(np.array([serialized, tf.io.serialize_example({"x": [1]})], object), features)
+    assert tf.sparse.to_dense(batch["ids"], default_value=-1).tolist() == [[4, 5, 6], [-1, -1, -1]]
+    assert tf.sparse.to_dense(batch["ids"]).tolist() == [[4, 5, 6], [0, 0, 0]]
+    with pytest.raises(TypeError, match="SparseTensor"):  # other dense values: refused, as in TF
+        tf.sparse.to_dense(np.zeros((2, 2)))
+
+
 def test_wav_round_trip():
     audio = np.array([[0.0, 0.5], [-0.5, 0.25]], np.float32)
     decoded, rate = tf.audio.decode_wav(tf.audio.encode_wav(audio, 16000))
@@ -397,6 +413,21 @@ def test_folds_and_scan_run_in_order_over_slices():
     np.testing.assert_array_equal(b, [1, 2, 6])
     with pytest.raises(ValueError, match="must not be empty"):
         tf.foldl(lambda acc, x: acc, np.zeros(0))
+
+
+def test_a_list_holding_tensors_packs_into_an_int_argument_as_tf_packs_it():
+    # keras-io's RetinaNet: tf.tile(dims, [tf.math.ceil(h / 2**i), tf.math.ceil(w / 2**i), 1, 1]), float64
+    # tensors in the multiples list; TF packs the list, then casts it to int32 (the ops fixtures hold TF's
+    # values and errors for these cases)
+    dims = np.zeros((1, 1, 9, 2), np.float32)
+    h, w = np.int32(896), np.int32(1152)
+    assert tf.tile(dims, [tf.math.ceil(h / 2**3), tf.math.ceil(w / 2**3), 1, 1]).shape == (112, 144, 9, 2)
+    assert tf.reshape(np.arange(6), [np.float32(2.9), -1]).shape == (2, 3)  # the cast truncates
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Pack as input #1"):  # one dtype per Pack
+        tf.tile(dims, [np.float32(1), np.True_, 1, 1])
+    for refused in (np.ones(4), [2.0, 1, 1, 1], [np.int32(1), 1.5, 1, 1]):  # floats alone: refused
+        with pytest.raises(tf.errors.InvalidArgumentError, match="multiples must be integers"):
+            tf.tile(dims, refused)
 
 
 def test_small_top_level_names_behave_as_in_eager_tf():
@@ -440,6 +471,11 @@ def test_compat_strings_and_the_tf1_namespace():
     assert v1.py_func(lambda n: n * 2, [parsed["n"]], v1.int64) == 14
     with pytest.raises(AttributeError, match="headrace.compat.v1"):
         v1.placeholder  # noqa: B018
+    # TF 1.13-1.15's tf.contrib.data.X: deprecated aliases of tf.data.experimental.X
+    assert v1.contrib.data.parallel_interleave is tf.data.experimental.parallel_interleave
+    assert v1.contrib.data.map_and_batch is tf.data.experimental.map_and_batch
+    with pytest.raises(AttributeError, match="only tf.contrib.data"):
+        v1.contrib.lookup  # noqa: B018
 
 
 def test_ported_tf1_map_function_runs_in_a_pipeline():

@@ -127,6 +127,29 @@ logging = types.SimpleNamespace(
     get_verbosity=lambda: _logger().getEffectiveLevel(),
 )
 
+
+class _Contrib:
+    """TF1's ``tf.contrib``, its ``data`` part: in TF 1.13-1.15 ``tf.contrib.data.X`` were deprecated
+    aliases of ``tf.data.experimental.X`` (``parallel_interleave``, ``map_and_batch``, ``group_by_window``,
+    ``shuffle_and_repeat`` ...), so they resolve to ``headrace.data.experimental``. The rest of
+    ``tf.contrib`` (layers, lookup, slim ...) is not covered."""
+
+    @property
+    def data(self) -> types.ModuleType:
+        from .. import experimental  # noqa: PLC0415
+
+        return experimental
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(
+            f"headrace.compat.v1.contrib has no {name!r}: only tf.contrib.data (as tf.data.experimental) is "
+            "covered; see docs/porting.md"
+        )
+
+
+#: TF1's ``tf.contrib`` (``tf.contrib.data`` only)
+contrib = _Contrib()
+
 _IO_CLASSES = ("FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "SparseFeature")
 
 

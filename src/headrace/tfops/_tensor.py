@@ -246,13 +246,35 @@ def dtype_arg(dtype: Any) -> np.dtype:
 
 
 def int_list(value: Any, what: str) -> list[int]:
-    """A shape, axis list or multiples argument as Python ints."""
+    """A shape, axis list or multiples argument as Python ints.
+
+    A list holding tensors is packed as TensorFlow packs it into the op's int32 argument: each tensor is
+    cast (``tf.cast``: floats truncate), so ``[tf.math.ceil(h / 8), w, 1]`` works there and here; a float
+    tensor or Python floats alone are refused, as there."""
     if isinstance(value, TensorShape):
         return value.as_list()
+    if isinstance(value, (list, tuple)) and any(is_tensor(v) for v in value):
+        value = _packed_ints(value, what)
     array = np.asarray(value)
     if array.dtype.kind not in "iu" and not (array.size == 0 and array.dtype.kind == "f"):
         raise DTypeError(f"{what} must be integers, got {_short(value)}")
     return [int(v) for v in array.reshape(-1)]
+
+
+def _packed_ints(items: list | tuple, what: str) -> np.ndarray:
+    """TensorFlow's packing of a list holding tensors into an int argument: Pack (every tensor of one
+    dtype, Python values converted to it), then a cast to int (floats truncate, as ``tf.cast``)."""
+    dtype = next(np.asarray(v).dtype for v in items if is_tensor(v))
+    for i, item in enumerate(items):
+        if is_tensor(item) and np.asarray(item).dtype != dtype:
+            raise InvalidArgumentError(
+                f"cannot compute Pack as input #{i}(zero-based) was expected to be a {tf_name(dtype)} tensor "
+                f"but is a {tf_name(np.asarray(item).dtype)} tensor"
+            )
+        if dtype.kind not in "biuf" or (isinstance(item, float) and dtype.kind in "biu"):
+            raise DTypeError(f"{what} must be integers, got {_short(items)}")
+    packed = np.array([np.asarray(v, dtype=dtype) for v in items])
+    return packed.astype(np.int64) if dtype.kind in "bf" else packed
 
 
 def axis_arg(axis: Any, rank: int, op: str) -> int:

@@ -7,13 +7,25 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..io.ragged import Ragged
 from ..io.sparse import SparseTensor
 
 
 def to_dense(
     sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True, name: str | None = None
 ) -> np.ndarray:
-    """The dense tensor; ``validate_indices`` refuses repeated or unsorted indices, as TensorFlow."""
+    """The dense tensor; ``validate_indices`` refuses repeated or unsorted indices, as TensorFlow.
+
+    A ``VarLenFeature`` parses to what TensorFlow densifies here: a dense 1-D array from
+    ``parse_single_example`` (returned as it is: it has no gaps to fill) and an ``hr.io.Ragged`` from
+    ``parse_example`` (rows padded with ``default_value``), so ``tf.sparse.to_dense(parsed[key])`` ports
+    unchanged. Other dense arrays are refused, as TensorFlow refuses them."""
+    if isinstance(sp_input, np.ndarray) and sp_input.ndim == 1:
+        return sp_input
+    if isinstance(sp_input, Ragged) and not isinstance(sp_input.values, Ragged):
+        if default_value is None:
+            default_value = b"" if sp_input.values.dtype == object else 0
+        return sp_input.to_dense(default_value)
     if not isinstance(sp_input, SparseTensor):
         raise TypeError(f"Input must be a SparseTensor, got {type(sp_input).__name__}")
     if validate_indices and len(sp_input.indices) > 1:

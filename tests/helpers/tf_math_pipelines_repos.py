@@ -1,0 +1,901 @@
+# ruff: noqa: UP031 (the sources' own %-formatting, kept as written)
+"""Repository input functions (tensorflow/models official/r1 ResNet CIFAR-10 and MNIST, the official
+Transformer, official/vision's TF Example decoder with keras-io's RetinaNet) re-ported with their TensorFlow
+math AS WRITTEN under ``import headrace as tf`` (issue 23). The older hand-rewritten ports of the same
+sources are tests/compat/test_pipelines_repos.py. As tf_math_pipelines.py: the functions are the sources'
+own (comments name repository and path); only what feeds them changed (downloads became small generated
+files, tests/helpers/pipeline_data_repos.py) and sizes shrank; tools/record_tf_math_pipelines.py records
+what TensorFlow gives into tests/data/tfops_fixtures/pipelines_repos.json.
+
+Pipelines that do not port by changing only the import keep their source here but stay out of
+``PIPELINES``; ``NOT_IMPORT_ONLY`` names what is missing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging  # the sources' `from absl import logging` (the same .info calls; absl is not TensorFlow)
+import os
+import shutil
+import tempfile
+import urllib.request
+from typing import Any
+
+import numpy as np
+
+import headrace as tf  # the port: was `import tensorflow as tf`
+from tests.helpers import pipeline_data as data
+from tests.helpers import pipeline_data_repos as repo_data
+
+
+def elements(ds) -> list:
+    return list(ds.as_numpy_iterator())
+
+
+def _trimmed_rows(batches: list) -> list:
+    """The rows of shuffled, padded batches (padding zeros trimmed) as one multiset."""
+    return data.unordered(
+        [tuple(np.trim_zeros(r, "b") for r in row) for batch in batches for row in zip(*batch)]
+    )
+
+
+# ---- tensorflow/models official/r1/resnet/resnet_run_loop.py (process_record_dataset) ------------------
+
+
+def process_record_dataset(
+    dataset,
+    is_training,
+    batch_size,
+    shuffle_buffer,
+    parse_record_fn,
+    num_epochs=1,
+    dtype=tf.float32,
+    datasets_num_private_threads=None,
+    drop_remainder=False,
+    tf_data_experimental_slack=False,
+):
+    # Defines a specific size thread pool for tf.data operations.
+    if datasets_num_private_threads:
+        options = tf.data.Options()
+        options.experimental_threading.private_threadpool_size = datasets_num_private_threads
+        dataset = dataset.with_options(options)
+        tf.compat.v1.logging.info("datasets_num_private_threads: %s", datasets_num_private_threads)
+
+    # Disable intra-op parallelism to optimize for throughput instead of latency.
+    options = tf.data.Options()
+    options.experimental_threading.max_intra_op_parallelism = 1
+    dataset = dataset.with_options(options)
+
+    # Prefetches a batch at a time to smooth out the time taken to load input
+    # files for shuffling and processing.
+    dataset = dataset.prefetch(buffer_size=batch_size)
+    if is_training:
+        # Shuffles records before repeating to respect epoch boundaries.
+        dataset = dataset.shuffle(buffer_size=shuffle_buffer)
+
+    # Repeats the dataset for the number of epochs to train.
+    dataset = dataset.repeat(num_epochs)
+
+    # Parses the raw records into images and labels.
+    dataset = dataset.map(
+        lambda value: parse_record_fn(value, is_training, dtype),
+        num_parallel_calls=tf.data.experimental.AUTOTUNE,
+    )
+    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+
+    # Operations between the final prefetch and the get_next call to the iterator
+    # will happen synchronously during run time.
+    dataset = dataset.prefetch(buffer_size=tf.data.experimental.AUTOTUNE)
+
+    if tf_data_experimental_slack:
+        options = tf.data.Options()
+        options.experimental_slack = True
+        dataset = dataset.with_options(options)
+
+    return dataset
+
+
+# ---- tensorflow/models official/r1/resnet/cifar10_main.py (get_filenames, parse_record, input_fn) -------
+
+HEIGHT = 32
+WIDTH = 32
+NUM_CHANNELS = 3
+_DEFAULT_IMAGE_BYTES = HEIGHT * WIDTH * NUM_CHANNELS
+# The record is the image plus a one-byte label
+_RECORD_BYTES = _DEFAULT_IMAGE_BYTES + 1
+NUM_CLASSES = 10
+_NUM_DATA_FILES = 5
+NUM_IMAGES = {"train": 50000, "validation": 10000}
+
+
+def get_filenames(is_training, data_dir):
+    """Returns a list of filenames."""
+    assert tf.io.gfile.exists(data_dir), (
+        "Run cifar10_download_and_extract.py first to download and extract the CIFAR-10 data."
+    )
+
+    if is_training:
+        return [os.path.join(data_dir, "data_batch_%d.bin" % i) for i in range(1, _NUM_DATA_FILES + 1)]
+    else:
+        return [os.path.join(data_dir, "test_batch.bin")]
+
+
+def parse_record(raw_record, is_training, dtype):
+    """Parse CIFAR-10 image and label from a raw record."""
+    # Convert bytes to a vector of uint8 that is record_bytes long.
+    record_vector = tf.io.decode_raw(raw_record, tf.uint8)
+
+    # The first byte represents the label, which we convert from uint8 to int32
+    # and then to one-hot.
+    label = tf.cast(record_vector[0], tf.int32)
+
+    # The remaining bytes after the label represent the image, which we reshape
+    # from [depth * height * width] to [depth, height, width].
+    depth_major = tf.reshape(record_vector[1:_RECORD_BYTES], [NUM_CHANNELS, HEIGHT, WIDTH])
+
+    # Convert from [depth, height, width] to [height, width, depth], and cast as
+    # float32.
+    image = tf.cast(tf.transpose(a=depth_major, perm=[1, 2, 0]), tf.float32)
+
+    image = preprocess_image(image, is_training)
+    image = tf.cast(image, dtype)
+
+    return image, label
+
+
+def preprocess_image(image, is_training):
+    """Preprocess a single image of layout [height, width, depth]."""
+    if is_training:
+        # Resize the image to add four extra pixels on each side.
+        image = tf.image.resize_with_crop_or_pad(image, HEIGHT + 8, WIDTH + 8)
+
+        # Randomly crop a [HEIGHT, WIDTH] section of the image.
+        image = tf.image.random_crop(image, [HEIGHT, WIDTH, NUM_CHANNELS])
+
+        # Randomly flip the image horizontally.
+        image = tf.image.random_flip_left_right(image)
+
+    # Subtract off the mean and divide by the variance of the pixels.
+    image = tf.image.per_image_standardization(image)
+    return image
+
+
+def input_fn(
+    is_training,
+    data_dir,
+    batch_size,
+    num_epochs=1,
+    dtype=tf.float32,
+    datasets_num_private_threads=None,
+    parse_record_fn=parse_record,
+    input_context=None,
+    drop_remainder=False,
+):
+    """Input function which provides batches for train or eval."""
+    filenames = get_filenames(is_training, data_dir)
+    dataset = tf.data.FixedLengthRecordDataset(filenames, _RECORD_BYTES)
+
+    if input_context:
+        logging.info(
+            "Sharding the dataset: input_pipeline_id=%d num_input_pipelines=%d",
+            input_context.input_pipeline_id,
+            input_context.num_input_pipelines,
+        )
+        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+
+    return process_record_dataset(
+        dataset=dataset,
+        is_training=is_training,
+        batch_size=batch_size,
+        shuffle_buffer=NUM_IMAGES["train"],
+        parse_record_fn=parse_record_fn,
+        num_epochs=num_epochs,
+        dtype=dtype,
+        datasets_num_private_threads=datasets_num_private_threads,
+        drop_remainder=drop_remainder,
+    )
+
+
+def official_resnet_cifar10_input(tmp) -> Any:
+    data_dir = repo_data.cifar10_bins(tmp)
+    # dtype passed explicitly: a default `tf.float32` is bound when this module is imported (headrace's),
+    # and the recorder runs these functions with TensorFlow's `tf`
+    evaluation = input_fn(False, data_dir, batch_size=3, dtype=tf.float32, datasets_num_private_threads=2)
+    context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=1)
+    sharded = input_fn(False, data_dir, batch_size=4, dtype=tf.float32, input_context=context)
+    train = elements(
+        input_fn(True, data_dir, batch_size=4, num_epochs=2, dtype=tf.float32, drop_remainder=True)
+    )
+    # training crops, flips and shuffles at random (headrace's draws, not TF's): compared by dtype and shape,
+    # and by the labels it yields (each record's label twice)
+    train_labels = np.sort(np.concatenate([labels for _, labels in train]))
+    return [elements(evaluation), elements(sharded), data.summary(train), train_labels]
+
+
+# ---- tensorflow/models official/r1/mnist/dataset.py and official/r1/mnist/mnist.py (input fns) ----------
+
+
+def read32(bytestream):
+    """Read 4 bytes from bytestream as an unsigned 32-bit integer."""
+    dt = np.dtype(np.uint32).newbyteorder(">")
+    return np.frombuffer(bytestream.read(4), dtype=dt)[0]
+
+
+def check_image_file_header(filename):
+    """Validate that filename corresponds to images for the MNIST dataset."""
+    with tf.io.gfile.GFile(filename, "rb") as f:
+        magic = read32(f)
+        read32(f)  # num_images, unused
+        rows = read32(f)
+        cols = read32(f)
+        if magic != 2051:
+            raise ValueError("Invalid magic number %d in MNIST file %s" % (magic, f.name))
+        if rows != 28 or cols != 28:
+            raise ValueError(
+                "Invalid MNIST file %s: Expected 28x28 images, found %dx%d" % (f.name, rows, cols)
+            )
+
+
+def check_labels_file_header(filename):
+    """Validate that filename corresponds to labels for the MNIST dataset."""
+    with tf.io.gfile.GFile(filename, "rb") as f:
+        magic = read32(f)
+        read32(f)  # num_items, unused
+        if magic != 2049:
+            raise ValueError("Invalid magic number %d in MNIST file %s" % (magic, f.name))
+
+
+def download(directory, filename):
+    """Download (and unzip) a file from the MNIST dataset if not already done."""
+    filepath = os.path.join(directory, filename)
+    if tf.io.gfile.exists(filepath):
+        return filepath
+    if not tf.io.gfile.exists(directory):
+        tf.io.gfile.makedirs(directory)
+    # CVDF mirror of http://yann.lecun.com/exdb/mnist/
+    url = "https://storage.googleapis.com/cvdf-datasets/mnist/" + filename + ".gz"
+    _, zipped_filepath = tempfile.mkstemp(suffix=".gz")
+    print("Downloading %s to %s" % (url, zipped_filepath))
+    urllib.request.urlretrieve(url, zipped_filepath)
+    with gzip.open(zipped_filepath, "rb") as f_in, tf.io.gfile.GFile(filepath, "wb") as f_out:
+        shutil.copyfileobj(f_in, f_out)
+    os.remove(zipped_filepath)
+    return filepath
+
+
+def mnist_dataset(directory, images_file, labels_file):  # the source's `dataset`
+    """Download and parse MNIST dataset."""
+
+    images_file = download(directory, images_file)
+    labels_file = download(directory, labels_file)
+
+    check_image_file_header(images_file)
+    check_labels_file_header(labels_file)
+
+    def decode_image(image):
+        # Normalize from [0, 255] to [0.0, 1.0]
+        image = tf.io.decode_raw(image, tf.uint8)
+        image = tf.cast(image, tf.float32)
+        image = tf.reshape(image, [784])
+        return image / 255.0
+
+    def decode_label(label):
+        label = tf.io.decode_raw(label, tf.uint8)  # tf.string -> [tf.uint8]
+        label = tf.reshape(label, [])  # label is a scalar
+        return tf.cast(label, tf.int32)
+
+    images = tf.data.FixedLengthRecordDataset(images_file, 28 * 28, header_bytes=16).map(decode_image)
+    labels = tf.data.FixedLengthRecordDataset(labels_file, 1, header_bytes=8).map(decode_label)
+    return tf.data.Dataset.zip((images, labels))
+
+
+def mnist_train(directory):
+    """tf.data.Dataset object for MNIST training data."""
+    return mnist_dataset(directory, "train-images-idx3-ubyte", "train-labels-idx1-ubyte")
+
+
+def mnist_test(directory):
+    """tf.data.Dataset object for MNIST test data."""
+    return mnist_dataset(directory, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+
+
+def official_mnist_dataset(tmp) -> Any:
+    data_dir = repo_data.mnist_idx(tmp)
+    batch_size, epochs_between_evals = 4, 2
+
+    def train_input_fn():  # mnist.py
+        ds = mnist_train(data_dir)
+        ds = ds.cache().shuffle(buffer_size=50000).batch(batch_size)
+        ds = ds.repeat(epochs_between_evals)
+        return ds
+
+    def eval_input_fn():  # mnist.py, up to its TF1 `.make_one_shot_iterator().get_next()`
+        return mnist_test(data_dir).batch(batch_size)
+
+    train = elements(train_input_fn())
+    # shuffled: the batch sizes, and the rows in one fixed order (by their bytes), stacked
+    rows = sorted(
+        ((image, label) for images, labels in train for image, label in zip(images, labels)),
+        key=lambda row: (row[0].tobytes(), int(row[1])),
+    )
+    stacked = (np.stack([image for image, _ in rows]), np.stack([label for _, label in rows]))
+    return [elements(eval_input_fn()), [len(labels) for _, labels in train], stacked]
+
+
+# ---- tensorflow/models official/legacy/transformer/data_pipeline.py ------------------------------------
+
+# Buffer size for reading records from a TFRecord file. Each training file is
+# 7.2 MB, so 8 MB allows an entire file to be kept in memory.
+_READ_RECORD_BUFFER = 8 * 1000 * 1000
+
+# Example grouping constants. Defines length boundaries for each group.
+# These values are the defaults used in Tensor2Tensor.
+_MIN_BOUNDARY = 8
+_BOUNDARY_SCALE = 1.1
+
+
+def _load_records(filename):
+    """Read file and return a dataset of tf.Examples."""
+    return tf.data.TFRecordDataset(filename, buffer_size=_READ_RECORD_BUFFER)
+
+
+def _parse_example(serialized_example):
+    """Return inputs and targets Tensors from a serialized tf.Example."""
+    data_fields = {"inputs": tf.io.VarLenFeature(tf.int64), "targets": tf.io.VarLenFeature(tf.int64)}
+    parsed = tf.io.parse_single_example(serialized_example, data_fields)
+    inputs = tf.sparse.to_dense(parsed["inputs"])
+    targets = tf.sparse.to_dense(parsed["targets"])
+    return inputs, targets
+
+
+def _filter_max_length(example, max_length=256):
+    """Indicates whether the example's length is lower than the maximum length."""
+    return tf.logical_and(tf.size(example[0]) <= max_length, tf.size(example[1]) <= max_length)
+
+
+def _get_example_length(example):
+    """Returns the maximum length between the example inputs and targets."""
+    length = tf.maximum(tf.shape(example[0])[0], tf.shape(example[1])[0])
+    return length
+
+
+def _create_min_max_boundaries(max_length, min_boundary=_MIN_BOUNDARY, boundary_scale=_BOUNDARY_SCALE):
+    """Create min and max boundary lists up to max_length."""
+    # Create bucket boundaries list by scaling the previous boundary or adding 1
+    # (to ensure increasing boundary sizes).
+    bucket_boundaries = []
+    x = min_boundary
+    while x < max_length:
+        bucket_boundaries.append(x)
+        x = max(x + 1, int(x * boundary_scale))
+
+    # Create min and max boundary lists from the initial list.
+    buckets_min = [0] + bucket_boundaries
+    buckets_max = bucket_boundaries + [max_length + 1]
+    return buckets_min, buckets_max
+
+
+def _batch_examples(dataset, batch_size, max_length):
+    """Group examples by similar lengths, and return batched dataset."""
+    buckets_min, buckets_max = _create_min_max_boundaries(max_length)
+
+    # Create list of batch sizes for each bucket_id, so that
+    # bucket_batch_size[bucket_id] * buckets_max[bucket_id] <= batch_size
+    bucket_batch_sizes = [int(batch_size) // x for x in buckets_max]
+    # bucket_id will be a tensor, so convert this list to a tensor as well.
+    bucket_batch_sizes = tf.constant(bucket_batch_sizes, dtype=tf.int64)
+
+    def example_to_bucket_id(example_input, example_target):
+        """Return int64 bucket id for this example, calculated based on length."""
+        seq_length = _get_example_length((example_input, example_target))
+
+        conditions_c = tf.logical_and(
+            tf.less_equal(buckets_min, seq_length), tf.less(seq_length, buckets_max)
+        )
+        bucket_id = tf.reduce_min(tf.where(conditions_c))
+        return bucket_id
+
+    def window_size_fn(bucket_id):
+        """Return number of examples to be grouped when given a bucket id."""
+        return bucket_batch_sizes[bucket_id]
+
+    def batching_fn(bucket_id, grouped_dataset):
+        """Batch and add padding to a dataset of elements with similar lengths."""
+        bucket_batch_size = window_size_fn(bucket_id)
+
+        # Batch the dataset and add padding so that all input sequences in the
+        # examples have the same length, and all target sequences have the same
+        # lengths as well. Resulting lengths of inputs and targets can differ.
+        return grouped_dataset.padded_batch(bucket_batch_size, ([None], [None]))
+
+    return dataset.apply(
+        tf.data.experimental.group_by_window(
+            key_func=example_to_bucket_id,
+            reduce_func=batching_fn,
+            window_size=None,
+            window_size_func=window_size_fn,
+        )
+    )
+
+
+def _read_and_batch_from_files(
+    file_pattern,
+    batch_size,
+    max_length,
+    max_io_parallelism,
+    shuffle,
+    repeat,
+    static_batch=False,
+    num_replicas=1,
+    ctx=None,
+):
+    """Create dataset where each item is a dict of "inputs" and "targets"."""
+    dataset = tf.data.Dataset.list_files(file_pattern, shuffle=shuffle)
+
+    if ctx and ctx.num_input_pipelines > 1:
+        logging.info("Shard %d of the dataset.", ctx.input_pipeline_id)
+        dataset = dataset.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+
+    # Read files and interleave results. When training, the order of the examples
+    # will be non-deterministic.
+    options = tf.data.Options()
+    options.experimental_deterministic = False
+    dataset = dataset.interleave(
+        _load_records, cycle_length=max_io_parallelism, num_parallel_calls=tf.data.experimental.AUTOTUNE
+    ).with_options(options)
+
+    # Parse each tf.Example into a dictionary
+    dataset = dataset.map(_parse_example, num_parallel_calls=tf.data.experimental.AUTOTUNE)
+
+    # Remove examples where the input or target length exceeds the maximum length,
+    dataset = dataset.filter(lambda x, y: _filter_max_length((x, y), max_length))
+
+    if static_batch:
+        dataset = dataset.padded_batch(
+            # First calculate batch size (token number) per worker, then divide it
+            # into sentences, and finally expand to a global batch. It could prove
+            # the global batch divisble for distribution strategy.
+            int(batch_size // num_replicas // max_length * num_replicas),
+            ([max_length], [max_length]),
+            drop_remainder=True,
+        )
+    else:
+        # Group and batch such that each batch has examples of similar length.
+        dataset = _batch_examples(dataset, batch_size, max_length)
+
+    dataset = dataset.repeat(repeat)
+
+    # Prefetch the next element to improve speed of input pipeline.
+    dataset = dataset.prefetch(buffer_size=tf.data.experimental.AUTOTUNE)
+    return dataset
+
+
+# train_input_fn / eval_input_fn without their `use_synthetic_data` branch (model_helpers' synthetic data)
+def train_input_fn(params, ctx=None):
+    """Load and return dataset of batched examples for use during training."""
+    file_pattern = os.path.join(params["data_dir"] or "", "*train*")
+    return _read_and_batch_from_files(
+        file_pattern,
+        params["batch_size"],
+        params["max_length"],
+        params["max_io_parallelism"],
+        shuffle=True,
+        repeat=params["repeat_dataset"],
+        static_batch=params["static_batch"],
+        num_replicas=params["num_gpus"],
+        ctx=ctx,
+    )
+
+
+def eval_input_fn(params, ctx=None):
+    """Load and return dataset of batched examples for use during evaluation."""
+    file_pattern = os.path.join(params["data_dir"] or "", "*dev*")
+    return _read_and_batch_from_files(
+        file_pattern,
+        params["batch_size"],
+        params["max_length"],
+        params["max_io_parallelism"],
+        shuffle=False,
+        repeat=1,
+        static_batch=params["static_batch"],
+        num_replicas=params["num_gpus"],
+        ctx=ctx,
+    )
+
+
+def official_transformer_data_pipeline(tmp) -> Any:
+    params = {
+        "data_dir": repo_data.wmt_records(tmp),
+        "batch_size": 120,
+        "max_length": 32,
+        "max_io_parallelism": 2,
+        "repeat_dataset": 1,
+        "static_batch": False,
+        "num_gpus": 1,
+    }
+    # one dev file: the non-deterministic interleave reads it in order
+    dev = elements(eval_input_fn(params))
+    dev_static = elements(eval_input_fn({**params, "static_batch": True, "batch_size": 100}))
+    # two shuffled train files read non-deterministically: the rows (padding trimmed) as a multiset
+    train = _trimmed_rows(elements(train_input_fn(params)))
+    return [dev, dev_static, train]
+
+
+# ---- tensorflow/models official/vision/dataloaders/tf_example_decoder.py (TfExampleDecoder) --------------
+# NOT import-only: _decode_image calls `image.set_shape(...)`, a tf.Tensor method numpy arrays lack.
+
+
+def _generate_source_id(image_bytes):
+    # Hashing using 22 bits since float32 has only 23 mantissa bits.
+    return tf.strings.as_string(tf.strings.to_hash_bucket_fast(image_bytes, 2**22 - 1))
+
+
+class TfExampleDecoder:  # decoder.Decoder: an abstract base with `decode`
+    """Tensorflow Example proto decoder."""
+
+    def __init__(
+        self,
+        include_mask=False,
+        regenerate_source_id=False,
+        mask_binarize_threshold=None,
+        attribute_names=None,
+    ):
+        self._include_mask = include_mask
+        self._regenerate_source_id = regenerate_source_id
+        self._keys_to_features = {
+            "image/encoded": tf.io.FixedLenFeature((), tf.string),
+            "image/height": tf.io.FixedLenFeature((), tf.int64, -1),
+            "image/width": tf.io.FixedLenFeature((), tf.int64, -1),
+            "image/object/bbox/xmin": tf.io.VarLenFeature(tf.float32),
+            "image/object/bbox/xmax": tf.io.VarLenFeature(tf.float32),
+            "image/object/bbox/ymin": tf.io.VarLenFeature(tf.float32),
+            "image/object/bbox/ymax": tf.io.VarLenFeature(tf.float32),
+            "image/object/class/label": tf.io.VarLenFeature(tf.int64),
+            "image/object/area": tf.io.VarLenFeature(tf.float32),
+            "image/object/is_crowd": tf.io.VarLenFeature(tf.int64),
+        }
+        attribute_names = attribute_names or []
+        for attr_name in attribute_names:
+            self._keys_to_features[f"image/object/attribute/{attr_name}"] = tf.io.VarLenFeature(tf.int64)
+        self._attribute_names = attribute_names
+
+        self._mask_binarize_threshold = mask_binarize_threshold
+        if include_mask:
+            self._keys_to_features.update({"image/object/mask": tf.io.VarLenFeature(tf.string)})
+        if not regenerate_source_id:
+            self._keys_to_features.update({"image/source_id": tf.io.FixedLenFeature((), tf.string)})
+
+    def _decode_image(self, parsed_tensors):
+        """Decodes the image and set its static shape."""
+        image = tf.io.decode_image(parsed_tensors["image/encoded"], channels=3)
+        image.set_shape([None, None, 3])
+        return image
+
+    def _decode_boxes(self, parsed_tensors):
+        """Concat box coordinates in the format of [ymin, xmin, ymax, xmax]."""
+        xmin = parsed_tensors["image/object/bbox/xmin"]
+        xmax = parsed_tensors["image/object/bbox/xmax"]
+        ymin = parsed_tensors["image/object/bbox/ymin"]
+        ymax = parsed_tensors["image/object/bbox/ymax"]
+        return tf.stack([ymin, xmin, ymax, xmax], axis=-1)
+
+    def _decode_classes(self, parsed_tensors):
+        return parsed_tensors["image/object/class/label"]
+
+    def _decode_attributes(self, parsed_tensors):
+        attribute_dict = dict()
+        for attr_name in self._attribute_names:
+            attr_array = parsed_tensors[f"image/object/attribute/{attr_name}"]
+            attribute_dict[attr_name] = tf.expand_dims(attr_array, -1)
+        return attribute_dict
+
+    def _decode_areas(self, parsed_tensors):
+        xmin = parsed_tensors["image/object/bbox/xmin"]
+        xmax = parsed_tensors["image/object/bbox/xmax"]
+        ymin = parsed_tensors["image/object/bbox/ymin"]
+        ymax = parsed_tensors["image/object/bbox/ymax"]
+        height = tf.cast(parsed_tensors["image/height"], dtype=tf.float32)
+        width = tf.cast(parsed_tensors["image/width"], dtype=tf.float32)
+        return tf.cond(
+            tf.greater(tf.shape(parsed_tensors["image/object/area"])[0], 0),
+            lambda: parsed_tensors["image/object/area"],
+            lambda: (xmax - xmin) * (ymax - ymin) * height * width,
+        )
+
+    def decode(self, serialized_example):
+        """Decode the serialized example (without the include_mask branch, not used here)."""
+        parsed_tensors = tf.io.parse_single_example(
+            serialized=serialized_example, features=self._keys_to_features
+        )
+        for k in parsed_tensors:
+            if isinstance(parsed_tensors[k], tf.SparseTensor):
+                if parsed_tensors[k].dtype == tf.string:
+                    parsed_tensors[k] = tf.sparse.to_dense(parsed_tensors[k], default_value="")
+                else:
+                    parsed_tensors[k] = tf.sparse.to_dense(parsed_tensors[k], default_value=0)
+
+        if self._regenerate_source_id:
+            source_id = _generate_source_id(parsed_tensors["image/encoded"])
+        else:
+            source_id = tf.cond(
+                tf.greater(tf.strings.length(parsed_tensors["image/source_id"]), 0),
+                lambda: parsed_tensors["image/source_id"],
+                lambda: _generate_source_id(parsed_tensors["image/encoded"]),
+            )
+        image = self._decode_image(parsed_tensors)
+        boxes = self._decode_boxes(parsed_tensors)
+        classes = self._decode_classes(parsed_tensors)
+        areas = self._decode_areas(parsed_tensors)
+
+        decode_image_shape = tf.logical_or(
+            tf.equal(parsed_tensors["image/height"], -1), tf.equal(parsed_tensors["image/width"], -1)
+        )
+        image_shape = tf.cast(tf.shape(image), dtype=tf.int64)
+
+        parsed_tensors["image/height"] = tf.where(
+            decode_image_shape, image_shape[0], parsed_tensors["image/height"]
+        )
+        parsed_tensors["image/width"] = tf.where(
+            decode_image_shape, image_shape[1], parsed_tensors["image/width"]
+        )
+
+        is_crowds = tf.cond(
+            tf.greater(tf.shape(parsed_tensors["image/object/is_crowd"])[0], 0),
+            lambda: tf.cast(parsed_tensors["image/object/is_crowd"], dtype=tf.bool),
+            lambda: tf.zeros_like(classes, dtype=tf.bool),
+        )
+
+        decoded_tensors = {
+            "source_id": source_id,
+            "image": image,
+            "height": parsed_tensors["image/height"],
+            "width": parsed_tensors["image/width"],
+            "groundtruth_classes": classes,
+            "groundtruth_is_crowd": is_crowds,
+            "groundtruth_area": areas,
+            "groundtruth_boxes": boxes,
+        }
+        return decoded_tensors
+
+
+def official_vision_tf_example_decoder(tmp) -> Any:
+    decoder = TfExampleDecoder()
+    dataset = tf.data.TFRecordDataset(repo_data.coco_records(tmp)).map(decoder.decode)
+    return elements(dataset)
+
+
+# ---- keras-team/keras-io examples/vision/retinanet.py (the input pipeline) -------------------------------
+# NOT import-only: LabelEncoder.encode_batch calls tf.keras.applications.resnet.preprocess_input.
+
+
+def swap_xy(boxes):
+    """Swaps order the of x and y coordinates of the boxes."""
+    return tf.stack([boxes[:, 1], boxes[:, 0], boxes[:, 3], boxes[:, 2]], axis=-1)
+
+
+def convert_to_xywh(boxes):
+    """Changes the box format to center, width and height."""
+    return tf.concat([(boxes[..., :2] + boxes[..., 2:]) / 2.0, boxes[..., 2:] - boxes[..., :2]], axis=-1)
+
+
+def convert_to_corners(boxes):
+    """Changes the box format to corner coordinates"""
+    return tf.concat([boxes[..., :2] - boxes[..., 2:] / 2.0, boxes[..., :2] + boxes[..., 2:] / 2.0], axis=-1)
+
+
+def compute_iou(boxes1, boxes2):
+    """Computes pairwise IOU matrix for given two sets of boxes"""
+    boxes1_corners = convert_to_corners(boxes1)
+    boxes2_corners = convert_to_corners(boxes2)
+    lu = tf.maximum(boxes1_corners[:, None, :2], boxes2_corners[:, :2])
+    rd = tf.minimum(boxes1_corners[:, None, 2:], boxes2_corners[:, 2:])
+    intersection = tf.maximum(0.0, rd - lu)
+    intersection_area = intersection[:, :, 0] * intersection[:, :, 1]
+    boxes1_area = boxes1[:, 2] * boxes1[:, 3]
+    boxes2_area = boxes2[:, 2] * boxes2[:, 3]
+    union_area = tf.maximum(boxes1_area[:, None] + boxes2_area - intersection_area, 1e-8)
+    return tf.clip_by_value(intersection_area / union_area, 0.0, 1.0)
+
+
+class AnchorBox:
+    """Generates anchor boxes."""
+
+    def __init__(self):
+        self.aspect_ratios = [0.5, 1.0, 2.0]
+        self.scales = [2**x for x in [0, 1 / 3, 2 / 3]]
+
+        self._num_anchors = len(self.aspect_ratios) * len(self.scales)
+        self._strides = [2**i for i in range(3, 8)]
+        self._areas = [x**2 for x in [32.0, 64.0, 128.0, 256.0, 512.0]]
+        self._anchor_dims = self._compute_dims()
+
+    def _compute_dims(self):
+        """Computes anchor box dimensions for all ratios and scales at all levels of the feature pyramid."""
+        anchor_dims_all = []
+        for area in self._areas:
+            anchor_dims = []
+            for ratio in self.aspect_ratios:
+                anchor_height = tf.math.sqrt(area / ratio)
+                anchor_width = area / anchor_height
+                dims = tf.reshape(tf.stack([anchor_width, anchor_height], axis=-1), [1, 1, 2])
+                for scale in self.scales:
+                    anchor_dims.append(scale * dims)
+            anchor_dims_all.append(tf.stack(anchor_dims, axis=-2))
+        return anchor_dims_all
+
+    def _get_anchors(self, feature_height, feature_width, level):
+        """Generates anchor boxes for a given feature map size and level"""
+        rx = tf.range(feature_width, dtype=tf.float32) + 0.5
+        ry = tf.range(feature_height, dtype=tf.float32) + 0.5
+        centers = tf.stack(tf.meshgrid(rx, ry), axis=-1) * self._strides[level - 3]
+        centers = tf.expand_dims(centers, axis=-2)
+        centers = tf.tile(centers, [1, 1, self._num_anchors, 1])
+        dims = tf.tile(self._anchor_dims[level - 3], [feature_height, feature_width, 1, 1])
+        anchors = tf.concat([centers, dims], axis=-1)
+        return tf.reshape(anchors, [feature_height * feature_width * self._num_anchors, 4])
+
+    def get_anchors(self, image_height, image_width):
+        """Generates anchor boxes for all the feature maps of the feature pyramid."""
+        anchors = [
+            self._get_anchors(tf.math.ceil(image_height / 2**i), tf.math.ceil(image_width / 2**i), i)
+            for i in range(3, 8)
+        ]
+        return tf.concat(anchors, axis=0)
+
+
+def random_flip_horizontal(image, boxes):
+    """Flips image and boxes horizontally with 50% chance"""
+    if tf.random.uniform(()) > 0.5:
+        image = tf.image.flip_left_right(image)
+        boxes = tf.stack([1 - boxes[:, 2], boxes[:, 1], 1 - boxes[:, 0], boxes[:, 3]], axis=-1)
+    return image, boxes
+
+
+def resize_and_pad_image(image, min_side=800.0, max_side=1333.0, jitter=[640, 1024], stride=128.0):  # noqa: B006
+    """Resizes and pads image while preserving aspect ratio."""
+    image_shape = tf.cast(tf.shape(image)[:2], dtype=tf.float32)
+    if jitter is not None:
+        min_side = tf.random.uniform((), jitter[0], jitter[1], dtype=tf.float32)
+    ratio = min_side / tf.reduce_min(image_shape)
+    if ratio * tf.reduce_max(image_shape) > max_side:
+        ratio = max_side / tf.reduce_max(image_shape)
+    image_shape = ratio * image_shape
+    image = tf.image.resize(image, tf.cast(image_shape, dtype=tf.int32))
+    padded_image_shape = tf.cast(tf.math.ceil(image_shape / stride) * stride, dtype=tf.int32)
+    image = tf.image.pad_to_bounding_box(image, 0, 0, padded_image_shape[0], padded_image_shape[1])
+    return image, image_shape, ratio
+
+
+def preprocess_data(sample):
+    """Applies preprocessing step to a single sample"""
+    image = sample["image"]
+    bbox = swap_xy(sample["objects"]["bbox"])
+    class_id = tf.cast(sample["objects"]["label"], dtype=tf.int32)
+
+    image, bbox = random_flip_horizontal(image, bbox)
+    image, image_shape, _ = resize_and_pad_image(image)
+
+    bbox = tf.stack(
+        [
+            bbox[:, 0] * image_shape[1],
+            bbox[:, 1] * image_shape[0],
+            bbox[:, 2] * image_shape[1],
+            bbox[:, 3] * image_shape[0],
+        ],
+        axis=-1,
+    )
+    bbox = convert_to_xywh(bbox)
+    return image, bbox, class_id
+
+
+class LabelEncoder:
+    """Transforms the raw labels into targets for training."""
+
+    def __init__(self):
+        self._anchor_box = AnchorBox()
+        self._box_variance = tf.convert_to_tensor([0.1, 0.1, 0.2, 0.2], dtype=tf.float32)
+
+    def _match_anchor_boxes(self, anchor_boxes, gt_boxes, match_iou=0.5, ignore_iou=0.4):
+        """Matches ground truth boxes to anchor boxes based on IOU."""
+        iou_matrix = compute_iou(anchor_boxes, gt_boxes)
+        max_iou = tf.reduce_max(iou_matrix, axis=1)
+        matched_gt_idx = tf.argmax(iou_matrix, axis=1)
+        positive_mask = tf.greater_equal(max_iou, match_iou)
+        negative_mask = tf.less(max_iou, ignore_iou)
+        ignore_mask = tf.logical_not(tf.logical_or(positive_mask, negative_mask))
+        return (
+            matched_gt_idx,
+            tf.cast(positive_mask, dtype=tf.float32),
+            tf.cast(ignore_mask, dtype=tf.float32),
+        )
+
+    def _compute_box_target(self, anchor_boxes, matched_gt_boxes):
+        """Transforms the ground truth boxes into targets for training"""
+        box_target = tf.concat(
+            [
+                (matched_gt_boxes[:, :2] - anchor_boxes[:, :2]) / anchor_boxes[:, 2:],
+                tf.math.log(matched_gt_boxes[:, 2:] / anchor_boxes[:, 2:]),
+            ],
+            axis=-1,
+        )
+        box_target = box_target / self._box_variance
+        return box_target
+
+    def _encode_sample(self, image_shape, gt_boxes, cls_ids):
+        """Creates box and classification targets for a single sample"""
+        anchor_boxes = self._anchor_box.get_anchors(image_shape[1], image_shape[2])
+        cls_ids = tf.cast(cls_ids, dtype=tf.float32)
+        matched_gt_idx, positive_mask, ignore_mask = self._match_anchor_boxes(anchor_boxes, gt_boxes)
+        matched_gt_boxes = tf.gather(gt_boxes, matched_gt_idx)
+        box_target = self._compute_box_target(anchor_boxes, matched_gt_boxes)
+        matched_gt_cls_ids = tf.gather(cls_ids, matched_gt_idx)
+        cls_target = tf.where(tf.not_equal(positive_mask, 1.0), -1.0, matched_gt_cls_ids)
+        cls_target = tf.where(tf.equal(ignore_mask, 1.0), -2.0, cls_target)
+        cls_target = tf.expand_dims(cls_target, axis=-1)
+        label = tf.concat([box_target, cls_target], axis=-1)
+        return label
+
+    def encode_batch(self, batch_images, gt_boxes, cls_ids):
+        """Creates box and classification targets for a batch"""
+        images_shape = tf.shape(batch_images)
+        batch_size = images_shape[0]
+
+        labels = tf.TensorArray(dtype=tf.float32, size=batch_size, dynamic_size=True)
+        for i in range(batch_size):
+            label = self._encode_sample(images_shape, gt_boxes[i], cls_ids[i])
+            labels = labels.write(i, label)
+        batch_images = tf.keras.applications.resnet.preprocess_input(batch_images)
+        return batch_images, labels.stack()
+
+
+def keras_io_retinanet_input(tmp) -> Any:
+    # tfds.load("coco/2017") in the example: its features (uint8 image, normalised [ymin, xmin, ymax, xmax]
+    # boxes, int64 labels) from a generator of small images
+    def coco():
+        for i in range(5):
+            n = i % 3 + 1
+            lo = (np.arange(n * 2, dtype=np.float32).reshape(n, 2) + i) / 20
+            boxes = np.concatenate([lo, lo + np.float32(0.3)], axis=1)
+            image = np.full((12 + i, 16, 3), 10 * i, np.uint8)
+            yield {"image": image, "objects": {"bbox": boxes, "label": np.arange(n, dtype=np.int64) + i}}
+
+    train_dataset = tf.data.Dataset.from_generator(
+        coco,
+        output_signature={
+            "image": tf.TensorSpec([None, None, 3], tf.uint8),
+            "objects": {
+                "bbox": tf.TensorSpec([None, 4], tf.float32),
+                "label": tf.TensorSpec([None], tf.int64),
+            },
+        },
+    )
+    label_encoder = LabelEncoder()
+    batch_size = 2
+    autotune = tf.data.experimental.AUTOTUNE
+    train_dataset = train_dataset.map(preprocess_data, num_parallel_calls=autotune)
+    train_dataset = train_dataset.shuffle(8 * batch_size)
+    train_dataset = train_dataset.padded_batch(
+        batch_size=batch_size, padding_values=(0.0, 1e-8, -1), drop_remainder=True
+    )
+    train_dataset = train_dataset.map(label_encoder.encode_batch, num_parallel_calls=autotune)
+    train_dataset = train_dataset.apply(tf.data.experimental.ignore_errors())
+    train_dataset = train_dataset.prefetch(autotune)
+    return data.summary(elements(train_dataset))
+
+
+PIPELINES = {
+    "official_resnet_cifar10_input": official_resnet_cifar10_input,
+    "official_mnist_dataset": official_mnist_dataset,
+    "official_transformer_data_pipeline": official_transformer_data_pipeline,
+}
+
+#: float tolerances (absolute): per_image_standardization's mean and deviation sum in float32 in both
+TOLERANCE = {"official_resnet_cifar10_input": 1e-5, "official_mnist_dataset": 1e-7}
+
+#: the ported sources that do not run by changing only the import: what is missing
+NOT_IMPORT_ONLY = {
+    "official_vision_tf_example_decoder": "image.set_shape([None, None, 3]) in _decode_image: numpy arrays "
+    "have no set_shape (the Tensor methods row of docs/porting.md)",
+    "keras_io_retinanet_input": "tf.keras.applications.resnet.preprocess_input in LabelEncoder.encode_batch "
+    "(tf.keras is not covered; the rest of its TF math runs); under ignore_errors() it yields nothing",
+}
