@@ -42,14 +42,6 @@ def test_the_pipeline_modules_run_on_headrace_not_tensorflow(name):
     assert _MODULES[name].tf is expected
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_pipelines_listed_as_not_import_only_are_the_modules_own_and_not_replayed(name):
-    # a source that needs names headrace lacks keeps its code in the module, with what is missing
-    module = _MODULES[name]
-    for pipeline, missing in getattr(module, "NOT_IMPORT_ONLY", {}).items():
-        assert callable(getattr(module, pipeline)) and pipeline not in module.PIPELINES and missing
-
-
 def test_every_pipeline_is_recorded():
     assert sorted(RECORDED) == sorted(PIPELINES)
     assert len(PIPELINES) >= 10

@@ -1521,5 +1521,12 @@ NOT_IMPORT_ONLY = {
     ),
 }
 
+#: Pipelines of NOT_IMPORT_ONLY that run on headrace but give other values than tf.data: each test
+#: tells whether the difference its reason names is still there (tests/compat/test_pipelines_not_import_only.py).
+STILL_DIFFERS = {
+    "docs_data_resampling_count": lambda out: all(np.asarray(v).dtype == np.int64 for v in out.values()),
+    "docs_load_images": lambda out: all(int(label) == 0 for _, label in out[-1]),  # every label 0
+}
+
 #: float tolerances (absolute): none of the replayed pipelines resizes or sums floats differently
 TOLERANCE: dict[str, float] = {}
