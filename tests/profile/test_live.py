@@ -25,22 +25,26 @@ def test_progress_prints_rate_wait_and_bottleneck_and_yields_everything():
     assert "input-bound on map(slow" in lines[-2]  # the loop does nothing: the map holds it back
 
 
-def test_progress_says_training_bound_when_the_loop_is_slower():
+def test_progress_says_training_bound_when_the_loop_is_slower(monkeypatch):
+    clock = install_fake_clock(monkeypatch)
+    ds = hr.Dataset.range(30).map(_compiling_map(clock, 0.001, 0.001))
     out = io.StringIO()
-    for _ in hr.profile.progress(hr.Dataset.range(30), every_seconds=0.02, file=out):
-        time.sleep(0.005)
+    for _ in hr.profile.progress(ds, every_seconds=0.02, file=out):
+        clock.advance(0.02)  # the training step takes twenty times the map's time
     assert "training-bound" in out.getvalue().splitlines()[-2]
 
 
-def test_progress_line_covers_only_the_interval():
-    it = iter(hr.Dataset.range(1000).map(slow))
+def test_progress_line_covers_only_the_interval(monkeypatch):
+    # On the fake clock: a loaded machine stretched the real map's 2 ms into the "training" interval.
+    clock = install_fake_clock(monkeypatch)
+    it = iter(hr.Dataset.range(1000).map(_compiling_map(clock, 0.002, 0.002)))
     for _ in range(20):
         next(it)
     first = it.stats()
-    time.sleep(0.1)  # the loop "trains": no wait in the next interval
+    clock.advance(0.1)  # the loop "trains": 2 ms of waiting in the next 102 ms
     next(it)
     line = progress_line(it.stats(), first)
-    assert "21 elements" in line and "training-bound" in line
+    assert "21 elements" in line and "training-bound" in line, line
     it.close()
 
 
