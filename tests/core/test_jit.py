@@ -96,3 +96,37 @@ def test_warmup_reports_ready_kernels():
 
     result = warmup.run(verbose=False)
     assert result["signatures"] > 0
+
+
+@pytest.mark.slow
+def test_a_compiled_kernel_survives_new_file_times(tmp_path):
+    # An installed wheel gives every source file a new mtime: the kernels compiled into it must
+    # still be found (numba 0.68 stamps a cache with the source's digest, older ones with the mtime).
+    import shutil
+    from pathlib import Path
+
+    import headrace
+
+    package = tmp_path / "pkg" / "headrace"
+    shutil.copytree(Path(headrace.__file__).parent, package, ignore=shutil.ignore_patterns("_kernel_cache"))
+    env = {
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "NUMBA_DEBUG_CACHE": "1",
+        "PYTHONPATH": str(package.parent),
+    }
+
+    def run() -> str:
+        child = _run(KERNEL, env)
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+        return out
+
+    first = run()
+    assert any("data saved" in line and "masked_crc32c_span" in line for line in first.splitlines())
+    later = os.stat(package / "io" / "crc_kernels.py").st_mtime + 1000
+    for path in package.rglob("*.py"):
+        os.utime(path, (later, later))
+    second = run()
+    lines = second.splitlines()
+    assert any("data loaded" in line and "masked_crc32c_span" in line for line in lines), second
+    assert not any("data saved" in line and "masked_crc32c_span" in line for line in lines), second
