@@ -72,6 +72,7 @@ def _images() -> None:
             for method in ("bilinear", "nearest", "bicubic", "area", "lanczos3", "mitchellcubic"):
                 image.resize(batch, (7, 9), method=method)
             image.resize(batch, (7, 9), antialias=True)
+            image.resize(batch[..., ::-1, :], (7, 9))  # a flipped view (random_flip, then resize)
             image.adjust_brightness(batch, 0.1)
             image.adjust_contrast(batch, 1.3)
             image.adjust_saturation(batch, 1.3)
