@@ -33,7 +33,7 @@ ERRORS = {
     "FailedPreconditionError": hr.errors.FailedPreconditionError,
     "OutOfRangeError": hr.errors.OutOfRangeError,
     # TF's lookup reads keys.dtype: a Python list is refused there with AttributeError, here TypeError
-    "AttributeError": TypeError,
+    "AttributeError": (AttributeError, TypeError),
 }
 
 #: cases where headrace differs on purpose (docs/porting.md), by op and arguments as recorded
