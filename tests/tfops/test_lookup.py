@@ -233,6 +233,13 @@ def test_lookups_in_map_then_batch_give_the_per_element_values(vocab_file, vecto
         assert "vectorised, one traced call" not in text
 
 
+def test_a_map_of_the_bound_lookup_method_runs_vectorised(vocab_file):
+    table = vocabulary(vocab_file)
+    ds = tf.data.Dataset.from_tensor_slices(strings(WORDS)).map(table.lookup).batch(4)
+    assert np.concatenate(list(ds)).tolist() == expected_ids(WORDS)
+    assert "vectorised, one traced call per batch (lookup.lookup)" in ds.explain()
+
+
 def test_lookups_run_in_process_workers(vocab_file):
     table = vocabulary(vocab_file)
     ds = (

@@ -1336,6 +1336,9 @@ def may_call_ops(fn: Any, depth: int = 3) -> bool:
         if isinstance(obj, functools.partial):
             todo.append((obj.func, left))
             continue
+        if isinstance(obj, types.MethodType):  # a bound method (``map(table.lookup)``): its object too
+            todo.extend([(obj.__func__, left), (obj.__self__, left)])
+            continue
         inner = getattr(obj, "fn", None)  # the map's own wrappers (WithoutRng) keep the function as .fn
         if inner is not None and not isinstance(obj, types.FunctionType):
             todo.append((inner, left))

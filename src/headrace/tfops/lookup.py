@@ -300,6 +300,9 @@ class _Table:
 
     _key_dtype: np.dtype
     _value_dtype: np.dtype
+    #: the op its ``lookup`` records in a trace: a map function holding a table may run vectorised
+    #: (the tracer's candidate check looks for this on the values a function refers to)
+    __traced_op__ = "lookup.lookup"
 
     @property
     def key_dtype(self) -> np.dtype:
@@ -505,11 +508,13 @@ class StaticVocabularyTable(_Table):
     def _lookup_array(self, keys: np.ndarray) -> np.ndarray:
         if self._table is not None and self._table._key_dtype == _I64:
             keys = keys.astype(np.int64)
-        buckets = _hash_buckets(keys, self._buckets)
         if self._table is None:
-            return buckets
+            return _hash_buckets(keys, self._buckets)
         ids = self._table._lookup_array(keys)
-        return np.where(ids != -1, ids, buckets + np.int64(len(self._table._keys)))
+        missing = ids == -1  # (a vocabulary value of -1 too, as in TF, which compares with the default)
+        if missing.any():
+            ids[missing] = _hash_buckets(keys[missing], self._buckets) + np.int64(len(self._table._keys))
+        return ids
 
     def __repr__(self) -> str:
         return f"<StaticVocabularyTable {tf_name(self._key_dtype)} -> int64, {int(self.size())} ids>"
