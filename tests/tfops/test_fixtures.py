@@ -254,6 +254,10 @@ def test_the_fixtures_cover_the_common_ops():
         "math.reduce_std",
         "strings.unicode_split",
         "strings.regex_replace",
+        "strings.to_hash_bucket_fast",
+        "lookup.StaticHashTable",
+        "lookup.StaticVocabularyTable",
+        "lookup.TextFileInitializer",
     ]:
         assert name in ops, name
     assert len(CASES) > 1000
