@@ -719,7 +719,208 @@ def cases() -> list:
     add(["compat.v1.random_uniform", [[2, 3]], {}])
     add(["compat.v1.random_normal", [[4]], {"dtype": "float64"}])
     add(["compat.as_bytes", ["abc"], {}])
+    lookup_cases(add)
     return out
+
+
+def _hash_strings() -> list:
+    """Strings of every length class farmhash treats apart (0-16, 17-32, 33-64, longer), unicode ones."""
+    items = [B(""), B("a"), B("ab"), B("abc"), B("h\xc3\xa9llo"), B("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e")]
+    for n in [*range(1, 80), 95, 96, 127, 128, 129, 200, 255, 256, 257, 1000]:
+        items.append(B(bytes((i * 37 + n * 11) % 256 for i in range(n)).decode("latin-1")))
+    return items
+
+
+def lookup_cases(add) -> None:
+    """tf.lookup tables and the string hashes. A table case is driven by ``lookup_case`` (the same driver
+    in tests/tfops/test_fixtures.py): ``lookup.StaticHashTable`` [keys, values, default_value, query]
+    (kwargs: the initializer's key_dtype / value_dtype), ``lookup.StaticVocabularyTable`` [keys or None,
+    values, num_oov_buckets, query] (also lookup_key_dtype), ``.size`` of either (no query), and
+    ``lookup.TextFileInitializer`` [file content, key_dtype, key_index, value_dtype, value_index,
+    default_value, query] (kwargs: vocab_size, delimiter, value_index_offset; oov: a vocabulary table)."""
+    strings = _hash_strings()
+    for buckets in [1, 7, 1000, 2**31, 2**62 + 12345, 2**63 - 1]:
+        add(["strings.to_hash_bucket_fast", [T(strings, "string"), buckets], {}])
+    add(["strings.to_hash_bucket_fast", [T(B("abc"), "string"), 5], {}])
+    add(["strings.to_hash_bucket_fast", [T([[B("a"), B("b")], [B(""), B("zz")]], "string"), 3], {}])
+    add(["strings.to_hash_bucket_fast", [T([1, 2], "int32"), 5], {}])
+    add(["strings.to_hash_bucket_fast", [T([B("a")], "string"), 0], {}])
+    add(["strings.to_hash_bucket_fast", [T([B("a")], "string"), -1], {}])
+    add(["strings.to_hash_bucket", [T(strings, "string"), 2**63 - 1], {}])
+    add(["strings.to_hash_bucket", [T(strings, "string"), 1000], {}])
+    add(["strings.to_hash_bucket_strong", [T(strings, "string"), 2**63 - 1, [123456789, 2**62 + 5]], {}])
+    add(["strings.to_hash_bucket_strong", [T(strings, "string"), 997, [0, 0]], {}])
+    add(["strings.to_hash_bucket_strong", [T([B("a")], "string"), 10, [1]], {}])
+    add(["compat.v1.string_to_hash_bucket_fast", [T([B("a"), B("hello")], "string"), 100], {}])
+
+    abc, ints = T([B("a"), B("b"), B("c")], "string"), T([1, 2, 3], "int32")
+    query = T([[B("a"), B("z")], [B("c"), B("")]], "string")
+    table = "lookup.StaticHashTable"
+    add([table, [abc, ints, -1, query], {}])
+    add([table, [abc, ints, -1, T(B("b"), "string")], {}])
+    add([table, [abc, ints, -1, T([[]], "string")], {}])
+    add([table, [abc, ints, -1, T([1, 2], "int32")], {}])
+    add([table, [abc, ints, -1, [B("a")]], {}])
+    add([table, [abc, ints, -1.5, query], {}])
+    add([table, [abc, ints, B("x"), query], {}])
+    add([table, [abc, ints, T(-1, "int64"), query], {}])
+    add([table, [abc, ints, [0, 1], query], {}])
+    add([table, [T([B("a"), B("a")], "string"), T([1, 2], "int32"), -1, query], {}])
+    add([table, [T([B("a"), B("a")], "string"), T([1, 1], "int32"), -1, query], {}])
+    add([table, [abc, T([1, 2], "int32"), -1, query], {}])
+    add([table, [T([], "string"), T([], "int64"), T(0, "int64"), query], {}])
+    add([table, [[[1, 2], [3, 4]], [[10, 20], [30, 40]], 0, T([3, 5], "int32")], {}])
+    add([table, [[B("a"), B("b")], [1, 2], 0, query], {"key_dtype": "int64"}])
+    add([table, [[1, 2], [10, 20], 0, T([1, 5, 2], "int64")], {"key_dtype": "int64"}])
+    add([table, [[1, 2], [10, 20], 0, T([1, 5, 2], "int32")], {"key_dtype": "int64"}])
+    add([table, [[1, 2], [10, 20], 0, T([1, 5, 2], "int32")], {}])
+    add([table, [T([1, 2], "int32"), [10, 20], 0, T([1], "int32")], {"key_dtype": "int64"}])
+    add([table, [[1, 2], [1.5, 2.5], -1.0, T([2, 9], "int32")], {"value_dtype": "float64"}])
+    add([table, [abc, T([True, False, True], "bool"), False, query], {}])
+    add([table, [abc, [B("x"), B("y"), B("z")], B("?"), query], {}])
+    add(
+        [
+            table,
+            [T([5, -3, 2**40], "int64"), [B("x"), B("y"), B("z")], B("?"), T([[2**40], [-3]], "int64")],
+            {},
+        ]
+    )
+    add(
+        [
+            table,
+            [[B("a\x00b"), B("\xc3\xa9")], [1, 2], 0, T([B("a\x00b"), B("\xc3\xa9"), B("a")], "string")],
+            {},
+        ]
+    )
+    for key_dtype, keys in [
+        ("string", [B("a"), B("b")]),
+        ("int32", [1, 2]),
+        ("int64", [1, 2]),
+        ("float32", [1.5, 2.5]),
+        ("bool", [True, False]),
+        ("int8", [1, 2]),
+    ]:
+        for value_dtype in ["string", "int32", "int64", "float32", "float64", "bool", "int8", "float16"]:
+            values = (
+                [B("x"), B("y")]
+                if value_dtype == "string"
+                else ([True, False] if value_dtype == "bool" else [1, 2])
+            )
+            default = B("?") if value_dtype == "string" else (False if value_dtype == "bool" else 0)
+            add(
+                [
+                    table,
+                    [T(keys, key_dtype), T(values, value_dtype), T(default, value_dtype), T(keys, key_dtype)],
+                    {},
+                ]
+            )
+    add([table + ".size", [abc, ints, -1], {}])
+    add([table + ".size", [T([B("a"), B("a"), B("b")], "string"), T([1, 1, 2], "int64"), T(-1, "int64")], {}])
+
+    vocab = "lookup.StaticVocabularyTable"
+    ab64 = T([0, 1], "int64")
+    oov_query = T(strings[:40], "string")
+    for buckets in [1, 3, 1000]:
+        add([vocab, [T([B("a"), B("b")], "string"), ab64, buckets, oov_query], {}])
+    add(
+        [
+            vocab,
+            [
+                T([B("a"), B("b")], "string"),
+                ab64,
+                3,
+                T([B("a"), B("b"), B("c"), B("d"), B(""), B("hello")], "string"),
+            ],
+            {},
+        ]
+    )
+    add(
+        [
+            vocab,
+            [T([B("a"), B("b")], "string"), T([-1, 7], "int64"), 3, T([B("a"), B("b"), B("q")], "string")],
+            {},
+        ]
+    )
+    add([vocab, [T([B("a"), B("b")], "string"), T([0, 1], "int32"), 3, oov_query], {}])
+    add([vocab, [T([B("a"), B("b")], "string"), ab64, 0, oov_query], {}])
+    add([vocab, [T([B("a"), B("b")], "string"), ab64, -1, oov_query], {}])
+    add([vocab, [T([B("a"), B("b")], "string"), ab64, 3, T([1, 2], "int64")], {}])
+    int_query = T([5, 7, 1, 2, 3, -1, 0, 2**40, -(2**63), 2**63 - 1, 12345678901], "int64")
+    for buckets in [1, 4, 1000]:
+        add([vocab, [T([5, 7], "int64"), ab64, buckets, int_query], {}])
+    add([vocab, [T([5, 7], "int64"), ab64, 4, T([5, 7, 1], "int32")], {}])
+    add([vocab, [T([5, 7], "int64"), ab64, 4, T([5, 7, 1, -200], "int32")], {"lookup_key_dtype": "int32"}])
+    add([vocab, [T([5, 7], "int64"), ab64, 4, T([5, 7, 1, 200], "uint8")], {"lookup_key_dtype": "uint8"}])
+    add([vocab, [T([5, 7], "int64"), ab64, 4, oov_query], {"lookup_key_dtype": "string"}])
+    add([vocab, [T([5, 7], "int64"), ab64, 4, oov_query], {"lookup_key_dtype": "float32"}])
+    add([vocab, [T([B("a"), B("b")], "string"), ab64, 4, int_query], {"lookup_key_dtype": "int64"}])
+    add([vocab, [T([5, 7], "int32"), ab64, 4, T([5], "int32")], {}])
+    add([vocab, [None, None, 5, oov_query], {}])
+    add([vocab, [None, None, 5, oov_query], {"lookup_key_dtype": "int64"}])
+    add([vocab, [None, None, 5, int_query], {}])
+    add([vocab + ".size", [T([B("a"), B("b")], "string"), ab64, 3], {}])
+    add([vocab + ".size", [None, None, 5], {}])
+
+    text = "lookup.TextFileInitializer"
+    W, L = -2, -1  # noqa: N806 (TextFileIndex.WHOLE_LINE, LINE_NUMBER)
+    fruit = B("apple\tx\t1\nbanana\ty\t2\ncherry\tz\t3\n")
+    fq = T([B("apple"), B("banana"), B("kiwi"), B("apple\tx\t1")], "string")
+    add([text, [fruit, "string", W, "int64", L, -1, fq], {}])
+    add([text, [fruit, "string", 0, "int64", L, -1, fq], {}])
+    add([text, [fruit, "string", 0, "int64", 2, -1, fq], {}])
+    add([text, [fruit, "string", 0, "int32", 2, -1, fq], {}])
+    add([text, [fruit, "string", 0, "string", 1, B("?"), fq], {}])
+    add([text, [fruit, "string", 0, "float32", 2, -1.0, fq], {}])
+    add([text, [fruit, "string", 0, "int64", 5, -1, fq], {}])
+    add([text, [fruit, "string", 0, "int64", 1, -1, fq], {}])
+    add([text, [fruit, "int64", 2, "string", 0, B("?"), T([1, 3, 7], "int64")], {}])
+    add([text, [fruit, "int64", L, "string", 0, B("?"), T([0, 2, 7], "int64")], {}])
+    add([text, [fruit, "string", 0, "int64", L, -1, fq], {"vocab_size": 2}])
+    add([text, [fruit, "string", 0, "int64", L, -1, fq], {"vocab_size": 3}])
+    add([text, [fruit, "string", 0, "int64", L, -1, fq], {"vocab_size": 5}])
+    add([text, [fruit, "string", 0, "int64", L, -1, fq], {"vocab_size": 0}])
+    add([text, [fruit, "string", 0, "int64", L, -1, fq], {"value_index_offset": 10}])
+    add([text, [fruit, "string", L, "int64", 0, -1, fq], {}])
+    add([text, [fruit, "float32", W, "int64", L, -1, fq], {}])
+    add([text, [fruit, "string", W, "string", L, B("?"), fq], {}])
+    add([text, [fruit, "string", W, "float32", W, -1.0, fq], {}])
+    add([text, [fruit, "string", -3, "int64", L, -1, fq], {}])
+    add([text, [fruit, "string", W, "int64", -3, -1, fq], {}])
+    add([text, [fruit, "string", 0, "string", 1, B("?"), fq], {"delimiter": "::"}])
+    add([text, [fruit, "string", 0, "string", 1, B("?"), fq], {"delimiter": ""}])
+    words = T([B("a"), B("b"), B("c"), B(""), B("a\r"), B("e f")], "string")
+    add([text, [B("a\r\nb\r\nc"), "string", W, "int64", L, -1, words], {}])
+    add([text, [B("a\nb\n\n"), "string", W, "int64", L, -1, words], {}])
+    add([text, [B("a\n\nb\n"), "string", W, "int64", L, -1, words], {}])
+    add([text, [B("a\nb\n\n"), "string", W, "int64", L, -1, words], {"vocab_size": 2}])
+    add([text, [B(""), "string", W, "int64", L, -1, words], {}])
+    add([text, [B("a\nb\na\n"), "string", W, "int64", L, -1, words], {}])
+    add([text, [B("a x\nb\ta\n"), "string", 0, "string", 1, B("?"), words], {"delimiter": " "}])
+    add([text, [B("a  b\nc d\n"), "string", 0, "string", 1, B("?"), words], {"delimiter": " "}])
+    add(
+        [
+            text,
+            [B("a\xff\n\xc3\xa9\n"), "string", W, "int64", L, -1, T([B("a\xff"), B("\xc3\xa9")], "string")],
+            {},
+        ]
+    )
+    numbers = B("x\t 12\ny\t+3\nz\t-0\nw\t12 \n")
+    xyzw = T([B("x"), B("y"), B("z"), B("w")], "string")
+    add([text, [numbers, "string", 0, "int64", 1, -1, xyzw], {}])
+    add([text, [numbers, "string", 0, "float64", 1, -1.0, xyzw], {}])
+    for bad in ["0x10", "99999999999999999999", "", "1.5", "1_0", "abc"]:
+        add([text, [B(f"x\t{bad}\n"), "string", 0, "int64", 1, -1, xyzw], {}])
+    add([text, [B("x\t3000000000\n"), "string", 0, "int32", 1, -1, xyzw], {}])
+    floats = B("x\t1.5\ny\t1e3\nz\tnan\nw\t.5\n")
+    add([text, [floats, "string", 0, "float32", 1, -1.0, xyzw], {}])
+    add([text, [floats, "string", 0, "float64", 1, -1.0, xyzw], {}])
+    for bad in ["1.5x", "1_0", "0x1p3", ""]:
+        add([text, [B(f"x\t{bad}\n"), "string", 0, "float32", 1, -1.0, xyzw], {}])
+    add([text, [B("5\n7\n"), "int64", W, "int64", L, -1, T([5, 7, 1], "int64")], {}])
+    add([text, [B("5\n7\n"), "int32", W, "int64", L, -1, T([5, 7, 1], "int32")], {}])
+    add([text, [B("5\n7\n"), "int64", L, "int32", W, -1, T([0, 1, 2], "int64")], {}])
+    add([text, [fruit, "string", 0, "int64", L, 2, fq], {"oov": 2}])
+    add([text, [fruit, "string", 0, "int64", L, 2, fq], {"oov": 2, "vocab_size": 1}])
 
 
 def _wav(samples, rate) -> bytes:
@@ -819,7 +1020,52 @@ def resolve(module, name: str):
     return target
 
 
+def lookup_case(tf, op: str, args: list, kwargs: dict, tensor, dtype, write):
+    """A tf.lookup case (see ``lookup_cases``) with module ``tf``: ``tensor`` makes an argument a value,
+    ``dtype`` a dtype name one, ``write(content)`` a file's path. The same driver replays the fixtures."""
+    kwargs = dict(kwargs)
+    if op.startswith("lookup.TextFileInitializer"):
+        content, key_dtype, key_index, value_dtype, value_index, default, query = args
+        oov = kwargs.pop("oov", None)
+        init = tf.lookup.TextFileInitializer(
+            write(content), dtype(key_dtype), key_index, dtype(value_dtype), value_index, **kwargs
+        )
+        if oov is not None:
+            return tf.lookup.StaticVocabularyTable(init, oov).lookup(tensor(query))
+        return tf.lookup.StaticHashTable(init, tensor(default)).lookup(tensor(query))
+    init_kwargs = {k: dtype(kwargs.pop(k)) for k in ("key_dtype", "value_dtype") if k in kwargs}
+    if "lookup_key_dtype" in kwargs:
+        kwargs["lookup_key_dtype"] = dtype(kwargs["lookup_key_dtype"])
+    keys, values, second = args[:3]
+    init = (
+        None
+        if keys is None
+        else tf.lookup.KeyValueTensorInitializer(tensor(keys), tensor(values), **init_kwargs)
+    )
+    name = op.removesuffix(".size")
+    if name == "lookup.StaticHashTable":
+        table = tf.lookup.StaticHashTable(init, tensor(second))
+    else:
+        table = tf.lookup.StaticVocabularyTable(init, second, **kwargs)
+    if op.endswith(".size"):
+        return table.size()
+    return table.lookup(tensor(args[3]))
+
+
+def _write_temp(content: bytes) -> str:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False, dir=_TEMP) as handle:
+        handle.write(content)
+    return handle.name
+
+
+_TEMP = None
+
+
 def run(tf, op: str, args: list, kwargs: dict):
+    if op.startswith("lookup."):
+        return lookup_case(tf, op, args, kwargs, to_tf, tf.as_dtype, lambda c: _write_temp(from_json(c)))
     if op == "cond":
         return tf.cond(to_tf(args[0]), lambda: tf.constant(1), lambda: tf.constant(2))
     fn = resolve(tf, op)
@@ -838,7 +1084,12 @@ def run(tf, op: str, args: list, kwargs: dict):
 
 
 def main() -> int:
+    import tempfile
+
     import tensorflow as tf
+
+    global _TEMP
+    _TEMP = tempfile.mkdtemp(prefix="tfops-fixtures-")
 
     tf.random.set_seed(0)
     records = []
@@ -866,6 +1117,9 @@ def main() -> int:
         )
         + "\n"
     )
+    import shutil
+
+    shutil.rmtree(_TEMP, ignore_errors=True)
     errors = sum("error" in r for r in records)
     print(f"{len(records)} cases ({errors} errors) recorded with TensorFlow {tf.__version__} in {OUT}")
     return 0

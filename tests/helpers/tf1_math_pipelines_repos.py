@@ -126,9 +126,9 @@ def bert_run_pretraining_input_fn(tmp) -> Any:
 
 
 # ---- tensorflow/nmt nmt/utils/iterator_utils.py (get_infer_iterator, get_iterator) ------------------------
-# NOT import-only: tf.string_split, the vocabulary tables (tf.lookup / lookup_ops.index_table_from_file in
-# vocab_utils.py) and TF1 graph iterators (make_initializable_iterator) are missing; the last does not run
-# in TensorFlow 2's eager mode either.
+# NOT import-only: tf.string_split and TF1 graph iterators (make_initializable_iterator) are missing; the
+# last does not run in TensorFlow 2's eager mode either. The vocabulary tables (tf.lookup for
+# lookup_ops.index_table_from_file in vocab_utils.py) port.
 
 
 class BatchedInput(
@@ -697,9 +697,9 @@ TOLERANCE: dict[str, float] = {}
 
 #: the ported sources that do not run by changing only the import: what is missing
 NOT_IMPORT_ONLY = {
-    "nmt_get_iterator": "tf.string_split, the vocabulary tables (tf.lookup.StaticHashTable / TextFileInitializer, "
-    "lookup_ops.index_table_from_file) and make_initializable_iterator (TF1 graph iterators, which TF 2's "
-    "eager mode refuses too)",
+    "nmt_get_iterator": "tf.string_split and make_initializable_iterator (TF1 graph iterators, which TF 2's "
+    "eager mode refuses too); its vocabulary tables (tf.lookup.StaticHashTable / TextFileInitializer for "
+    "lookup_ops.index_table_from_file) port",
     "tpu_resnet_imagenet_input": "images.set_shape(images.get_shape().merge_with(...)) in set_shapes: numpy arrays "
     "have no set_shape / get_shape (the Tensor methods row of docs/porting.md)",
 }

@@ -1497,7 +1497,7 @@ PIPELINES = {
 NOT_IMPORT_ONLY = {
     "docs_load_text_iliad_encode": (
         "tensorflow_text (UnicodeScriptTokenizer, case_fold_utf8: another library), tf.keras.layers.Layer / "
-        "tf.keras.Sequential, tf.lookup.KeyValueTensorInitializer / StaticVocabularyTable (no tf.lookup here)"
+        "tf.keras.Sequential (its tf.lookup.StaticVocabularyTable ports)"
     ),
     "docs_distribute_input_kpl": "tf.keras.layers.StringLookup (a Keras preprocessing layer) in the map",
     "docs_data_resampling_count": (

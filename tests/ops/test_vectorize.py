@@ -225,6 +225,32 @@ def test_one_hot_and_int_ops():
     check(tf.data.Dataset.from_tensor_slices(labels).map(lambda y: tf.one_hot(y, 4, axis=0)).batch(3))
 
 
+_VOCAB = tf.lookup.StaticVocabularyTable(
+    tf.lookup.KeyValueTensorInitializer([b"a", b"bb", b"\xc3\xa9"], np.array([0, 1, 2], np.int64)), 5
+)
+_IDS = tf.lookup.StaticHashTable(
+    tf.lookup.KeyValueTensorInitializer(np.array([0, 2, 4], np.int64), ["zero", "two", "four"]), "?"
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"a", b"bb", b"", b"\xc3\xa9", b"zebra", b"x" * 70]), min_size=1, max_size=9),
+    st.lists(st.integers(1, 3), max_size=2),
+    st.integers(1, 4),
+)
+def test_lookup_tables_vectorised_equal_per_element(words, shape, batch):
+    tokens = np.empty(len(words), dtype=object)
+    tokens[:] = words
+    check(
+        tf.data.Dataset.from_tensor_slices(tokens)
+        .map(lambda w: (_VOCAB.lookup(w), tf.strings.to_hash_bucket_fast(w, 3)))
+        .batch(batch)
+    )
+    ints = np.arange(len(words) * int(np.prod(shape)), dtype=np.int64).reshape(len(words), *shape) % 6
+    check(tf.data.Dataset.from_tensor_slices(ints).map(lambda x: (_IDS.lookup(x), _IDS[x])).batch(batch))
+
+
 def test_image_ops():
     images = np.random.default_rng(0).integers(0, 255, (9, 4, 5, 3), dtype=np.uint8)
 

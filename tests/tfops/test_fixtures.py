@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import headrace as hr
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from record_tfops_fixtures import lookup_case  # noqa: E402 (the recorder's tf.lookup driver)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "tfops_fixtures" / "ops.json"
 DATA = json.loads(FIXTURES.read_text())
@@ -25,6 +30,10 @@ ERRORS = {
     "UnimplementedError": hr.errors.UnimplementedError,
     # TF has no kernel for that dtype (NotFoundError in eager mode); headrace refuses the dtype
     "NotFoundError": (hr.errors.NotFoundError, hr.errors.InvalidArgumentError),
+    "FailedPreconditionError": hr.errors.FailedPreconditionError,
+    "OutOfRangeError": hr.errors.OutOfRangeError,
+    # TF's lookup reads keys.dtype: a Python list is refused there with AttributeError, here TypeError
+    "AttributeError": (AttributeError, TypeError),
 }
 
 #: cases where headrace differs on purpose (docs/porting.md), by op and arguments as recorded
@@ -85,7 +94,21 @@ def call(case):
     )
     if op == "cond":
         return hr.cond(args[0], lambda: np.int32(1), lambda: np.int32(2))
+    if op.startswith("lookup."):
+        with tempfile.TemporaryDirectory(prefix="hr-lookup-") as folder:
+            return lookup_case(
+                hr, case["op"], case["args"], case["kwargs"], from_json, lambda d: d, _writer(folder)
+            )
     return resolve(op)(*args, **kwargs)
+
+
+def _writer(folder: str):
+    def write(content) -> str:
+        path = Path(folder) / f"vocab{len(list(Path(folder).iterdir()))}.txt"
+        path.write_bytes(from_json(content))
+        return str(path)
+
+    return write
 
 
 def decode_values(encoded):
@@ -231,6 +254,10 @@ def test_the_fixtures_cover_the_common_ops():
         "math.reduce_std",
         "strings.unicode_split",
         "strings.regex_replace",
+        "strings.to_hash_bucket_fast",
+        "lookup.StaticHashTable",
+        "lookup.StaticVocabularyTable",
+        "lookup.TextFileInitializer",
     ]:
         assert name in ops, name
     assert len(CASES) > 1000

@@ -103,6 +103,33 @@ def substr(input: Any, pos: Any, len: Any, name: Any = None, unit: str = "BYTE")
     return _substr(input, pos, len, unit=unit)
 
 
+def string_to_hash_bucket_fast(input: Any, num_buckets: Any, name: Any = None) -> Any:  # noqa: A002
+    from ..tfops.strings import to_hash_bucket_fast  # noqa: PLC0415
+
+    return to_hash_bucket_fast(input, num_buckets)
+
+
+def string_to_hash_bucket_strong(input: Any, num_buckets: Any, key: Any, name: Any = None) -> Any:  # noqa: A002
+    from ..tfops.strings import to_hash_bucket_strong  # noqa: PLC0415
+
+    return to_hash_bucket_strong(input, num_buckets, key)
+
+
+def string_to_hash_bucket(string_tensor: Any, num_buckets: Any, name: Any = None) -> Any:
+    from ..tfops.strings import to_hash_bucket  # noqa: PLC0415
+
+    return to_hash_bucket(string_tensor, num_buckets)
+
+
+def tables_initializer(name: str = "init_all_tables") -> None:
+    """TF1's table init op: tables here are filled when built, so there is nothing to run (``None``, as
+    TensorFlow's in eager mode)."""
+    return None
+
+
+initialize_all_tables = tables_initializer
+
+
 def executing_eagerly_outside_functions() -> bool:
     return True
 

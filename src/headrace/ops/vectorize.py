@@ -933,6 +933,24 @@ def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs
     return graph.value(name, run, (image,), example, varies)
 
 
+def _elementwise_in_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """An op elementwise in its one traced argument (the keys of ``table.lookup``, the strings of
+    ``tf.strings.to_hash_bucket_fast``), every other argument fixed: the batch in one call."""
+    bound = _bind(fn, args, kwargs)
+    traced = [k for k, v in bound.items() if isinstance(v, Tracer)]
+    if len(traced) != 1:
+        raise Unsupported(f"{name} of {len(traced)} traced values")
+    key = traced[0]
+    value = bound[key]
+    _no_tracers(name, [v for k, v in bound.items() if k != key])
+    example = untraced(fn, **{**bound, key: value.example})
+
+    def run(_run: Run, batch: Any) -> Any:
+        return fn(**{**bound, key: batch})
+
+    return graph.value(name, run, (value,), example, value.varies)
+
+
 _ELEMENTWISE = (
     "add subtract multiply truediv divide floordiv floormod pow maximum minimum squared_difference equal "
     "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor logical_not abs "
@@ -973,6 +991,10 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "io.decode_image": _decode_rule,
     "random.uniform": _random_rule,
     "random.normal": _random_rule,
+    **dict.fromkeys(
+        "lookup.lookup strings.to_hash_bucket_fast strings.to_hash_bucket strings.to_hash_bucket_strong".split(),
+        _elementwise_in_rule,
+    ),
 }
 """Each traced op's batching rule, by the name its ``@traceable`` gives."""
 
@@ -1313,6 +1335,9 @@ def may_call_ops(fn: Any, depth: int = 3) -> bool:
             continue
         if isinstance(obj, functools.partial):
             todo.append((obj.func, left))
+            continue
+        if isinstance(obj, types.MethodType):  # a bound method (``map(table.lookup)``): its object too
+            todo.extend([(obj.__func__, left), (obj.__self__, left)])
             continue
         inner = getattr(obj, "fn", None)  # the map's own wrappers (WithoutRng) keep the function as .fn
         if inner is not None and not isinstance(obj, types.FunctionType):

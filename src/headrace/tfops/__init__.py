@@ -3,7 +3,7 @@
 ``import headrace as tf`` then ``tf.cast(x, tf.float32)``, ``tf.strings.lower(s)``,
 ``tf.random.uniform([])``: the names below are reachable from ``headrace`` itself (``EXPORTS``) and
 as its submodules ``math``, ``strings``, ``random``, ``nest``, ``errors``, ``sparse``, ``ragged``,
-``audio``, ``signal``, ``linalg``, ``debugging``, ``distribute``, ``dtypes``, ``gfile`` (and
+``audio``, ``signal``, ``linalg``, ``lookup``, ``debugging``, ``distribute``, ``dtypes``, ``gfile`` (and
 ``headrace.io.gfile``). Results are numpy arrays, numpy scalars and ``bytes``, like elements.
 
 Each op keeps TensorFlow's arguments, defaults and dtype rules: one dtype per op (an int32 and a
@@ -35,6 +35,7 @@ from . import (
     errors,
     gfile,
     linalg,
+    lookup,
     math,
     nest,
     ragged,
@@ -77,6 +78,7 @@ _MODULES = {
     "errors": errors,
     "gfile": gfile,
     "linalg": linalg,
+    "lookup": lookup,
     "math": math,
     "nest": nest,
     "ragged": ragged,

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._tensor import STRING, DTypeError, as_tensor, check_dtype, dtype_arg, infer, is_tensor, out, tf_name
 
 
@@ -432,3 +433,47 @@ def format(
         )
     text = parts[0] + "".join(_format(v, summarize) + p for v, p in zip(values, parts[1:]))
     return text.encode()
+
+
+def _num_buckets(num_buckets: Any) -> int:
+    value = int(num_buckets)
+    if value < 1:
+        raise InvalidArgumentError(f"Value for attr 'num_buckets' of {value} must be at least minimum 1")
+    return value
+
+
+def _hash_op(fn: Callable, input: Any, num_buckets: Any) -> Any:  # noqa: A002
+    from ._hash import M64  # noqa: PLC0415
+
+    array = _strings(input)
+    n = _num_buckets(num_buckets)
+    flat = [(fn(s) & M64) % n for s in array.reshape(-1).tolist()]
+    return out(np.array(flat, dtype=np.int64).reshape(array.shape))
+
+
+@traceable("strings.to_hash_bucket_fast")
+def to_hash_bucket_fast(input: Any, num_buckets: Any, name: str | None = None) -> Any:  # noqa: A002
+    """``Fingerprint64(s) % num_buckets`` of each string (farmhash, as TensorFlow's), int64."""
+    from ._hash import fingerprint64  # noqa: PLC0415
+
+    return _hash_op(fingerprint64, input, num_buckets)
+
+
+@traceable("strings.to_hash_bucket")
+def to_hash_bucket(string_tensor: Any, num_buckets: Any, name: str | None = None) -> Any:
+    """TensorFlow's (deprecated) ``Hash64(s) % num_buckets``, int64."""
+    from ._hash import hash64  # noqa: PLC0415
+
+    return _hash_op(hash64, string_tensor, num_buckets)
+
+
+@traceable("strings.to_hash_bucket_strong")
+def to_hash_bucket_strong(input: Any, num_buckets: Any, key: Any, name: str | None = None) -> Any:  # noqa: A002
+    """``SipHash-2-4(key, s) % num_buckets``: ``key`` is two integers, int64."""
+    from ._hash import M64, siphash24  # noqa: PLC0415
+
+    parts = list(np.asarray(key).reshape(-1).tolist()) if is_tensor(key) else list(key)
+    if len(parts) != 2:
+        raise InvalidArgumentError(f"StringToHashBucketStrong: key must have 2 elements, got {len(parts)}")
+    k0, k1 = (int(k) & M64 for k in parts)
+    return _hash_op(lambda s: siphash24(k0, k1, s), input, num_buckets)
