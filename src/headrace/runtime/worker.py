@@ -58,7 +58,7 @@ def pack_error(exc: BaseException) -> tuple[bytes | None, str, str, str]:
     traceback as text (traceback objects cannot cross processes)."""
     try:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    except Exception:  # noqa: BLE001 (the error must still reach the parent; see _plain_traceback)
+    except SystemError:  # CPython < 3.11.8's AST race: the error must still reach the parent
         text = _plain_traceback(exc)
     try:
         from .pickling import dumps  # noqa: PLC0415 (exceptions defined in __main__ travel by value)
