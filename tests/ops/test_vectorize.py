@@ -251,6 +251,33 @@ def test_lookup_tables_vectorised_equal_per_element(words, shape, batch):
     check(tf.data.Dataset.from_tensor_slices(ints).map(lambda x: (_IDS.lookup(x), _IDS[x])).batch(batch))
 
 
+@settings(max_examples=15, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"Cat ", b" bB\t", b"", b"Caf\xc3\xa9", b"12", b"-3.5", b"x" * 70]), min_size=1
+    ),
+    st.integers(1, 4),
+)
+def test_string_ops_vectorised_equal_per_element(words, batch):
+    tokens = np.empty(len(words), dtype=object)
+    tokens[:] = words
+
+    def fn(w):
+        w = tf.strings.strip(tf.strings.lower(w))
+        return (
+            _VOCAB.lookup(tf.strings.regex_replace(w, "[^a-z]", "")),
+            tf.strings.upper(w, encoding="utf-8"),
+            tf.strings.length(w, unit="UTF8_CHAR"),
+            tf.strings.regex_full_match(w, "[0-9.-]+"),
+            tf.strings.as_string(tf.strings.length(w) * 2, width=3),
+        )
+
+    check(tf.data.Dataset.from_tensor_slices(tokens).map(fn).batch(batch))
+    numbers = tokens[[w in (b"12", b"-3.5") for w in words]]
+    if len(numbers):
+        check(tf.data.Dataset.from_tensor_slices(numbers).map(tf.strings.to_number).batch(batch))
+
+
 def test_image_ops():
     images = np.random.default_rng(0).integers(0, 255, (9, 4, 5, 3), dtype=np.uint8)
 

@@ -935,7 +935,8 @@ def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs
 
 def _elementwise_in_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
     """An op elementwise in its one traced argument (the keys of ``table.lookup``, the strings of
-    ``tf.strings.to_hash_bucket_fast``), every other argument fixed: the batch in one call."""
+    ``tf.strings.lower`` or ``to_hash_bucket_fast``), every other argument fixed (a regex pattern
+    taken from the element is not): the batch in one call."""
     bound = _bind(fn, args, kwargs)
     traced = [k for k, v in bound.items() if isinstance(v, Tracer)]
     if len(traced) != 1:
@@ -992,7 +993,11 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "random.uniform": _random_rule,
     "random.normal": _random_rule,
     **dict.fromkeys(
-        "lookup.lookup strings.to_hash_bucket_fast strings.to_hash_bucket strings.to_hash_bucket_strong".split(),
+        (
+            "lookup.lookup strings.to_hash_bucket_fast strings.to_hash_bucket strings.to_hash_bucket_strong "
+            "strings.lower strings.upper strings.length strings.strip strings.regex_replace "
+            "strings.regex_full_match strings.to_number strings.as_string"
+        ).split(),
         _elementwise_in_rule,
     ),
 }

@@ -49,6 +49,7 @@ _LOWER = bytes(range(65)) + bytes(range(97, 123)) + bytes(range(91, 256))
 _UPPER = bytes(range(97)) + bytes(range(65, 91)) + bytes(range(123, 256))
 
 
+@traceable("strings.lower")
 def lower(input: Any, encoding: str = "", name: str | None = None) -> Any:  # noqa: A002
     """ASCII letters lowered; with ``encoding='utf-8'`` every Unicode letter."""
     array = _strings(input)
@@ -59,6 +60,7 @@ def lower(input: Any, encoding: str = "", name: str | None = None) -> Any:  # no
     return out(_apply(_ascii_map(_LOWER), array))
 
 
+@traceable("strings.upper")
 def upper(input: Any, encoding: str = "", name: str | None = None) -> Any:  # noqa: A002
     array = _strings(input)
     if encoding.lower().replace("-", "") == "utf8":
@@ -99,6 +101,7 @@ def reduce_join(
     return out(np.expand_dims(joined, a % array.ndim) if keepdims else joined)
 
 
+@traceable("strings.length")
 def length(input: Any, unit: str = "BYTE", name: str | None = None) -> Any:  # noqa: A002
     array = _strings(input)
     if unit == "BYTE":
@@ -108,6 +111,7 @@ def length(input: Any, unit: str = "BYTE", name: str | None = None) -> Any:  # n
     raise ValueError(f"unit must be one of 'BYTE' or 'UTF8_CHAR', got {unit!r}")
 
 
+@traceable("strings.strip")
 def strip(input: Any, name: str | None = None) -> Any:  # noqa: A002
     return out(_apply(lambda s: s.strip(b" \t\n\r\x0b\x0c"), _strings(input)))
 
@@ -300,6 +304,7 @@ def _pattern(pattern: Any) -> re.Pattern:
         raise InvalidArgumentError(f"Invalid pattern: {raw!r}, error: {exc}") from None
 
 
+@traceable("strings.regex_replace")
 def regex_replace(
     input: Any, pattern: Any, rewrite: Any, replace_global: bool = True, name: str | None = None
 ) -> Any:  # noqa: A002
@@ -315,6 +320,7 @@ def regex_replace(
         raise InvalidArgumentError(f"RegexReplace: bad rewrite {raw!r}: {exc}") from None
 
 
+@traceable("strings.regex_full_match")
 def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Any:  # noqa: A002
     compiled = _pattern(pattern)
     return out(_apply(lambda s: compiled.fullmatch(s) is not None, _strings(input), otype=bool))
@@ -343,6 +349,7 @@ def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE", name: str | None 
     return out(_apply(cut, array, positions, lengths))
 
 
+@traceable("strings.to_number")
 def to_number(string_tensor: Any, out_type: Any = np.float32, name: str | None = None) -> Any:
     """Parse numbers; a string that is not one is an InvalidArgumentError."""
     array = _strings(string_tensor)
@@ -381,6 +388,7 @@ def to_number(string_tensor: Any, out_type: Any = np.float32, name: str | None =
 string_to_number = to_number
 
 
+@traceable("strings.as_string")
 def as_string(
     input: Any,
     precision: int = -1,
