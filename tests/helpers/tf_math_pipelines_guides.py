@@ -1514,7 +1514,10 @@ NOT_IMPORT_ONLY = {
         "a documented difference in docs/porting.md)"
     ),
     "docs_load_csv_font_rows": "`.numpy()` on a dataset's elements (row[0].numpy().decode(); docs/porting.md)",
-    "docs_tfrecord_write": "tf.train.Example / Features / Feature / BytesList / FloatList / Int64List protos",
+    "docs_tfrecord_write": (
+        "`.numpy()` on py_function's result (writer.write(example.numpy())); its tf.train.Example protos "
+        "port (TF 2.21 itself fails this tutorial under numpy 2: numpy.bool in an Int64List)"
+    ),
     "text_word2vec_vectorize": (
         "tf.keras.layers.TextVectorization, tf.keras.preprocessing.sequence.skipgrams / make_sampling_table "
         "(Keras, not TensorFlow ops) and tf.random.log_uniform_candidate_sampler"

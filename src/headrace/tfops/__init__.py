@@ -3,7 +3,7 @@
 ``import headrace as tf`` then ``tf.cast(x, tf.float32)``, ``tf.strings.lower(s)``,
 ``tf.random.uniform([])``: the names below are reachable from ``headrace`` itself (``EXPORTS``) and
 as its submodules ``math``, ``strings``, ``random``, ``nest``, ``errors``, ``sparse``, ``ragged``,
-``audio``, ``signal``, ``linalg``, ``lookup``, ``debugging``, ``distribute``, ``dtypes``, ``gfile`` (and
+``audio``, ``signal``, ``linalg``, ``lookup``, ``train``, ``debugging``, ``distribute``, ``dtypes``, ``gfile`` (and
 ``headrace.io.gfile``). Results are numpy arrays, numpy scalars and ``bytes``, like elements.
 
 Each op keeps TensorFlow's arguments, defaults and dtype rules: one dtype per op (an int32 and a
@@ -43,6 +43,7 @@ from . import (
     signal,
     sparse,
     strings,
+    train,
 )
 from ._tensor import Tensor
 from .ragged import RaggedTensor
@@ -86,6 +87,7 @@ _MODULES = {
     "signal": signal,
     "sparse": sparse,
     "strings": strings,
+    "train": train,
 }
 
 #: every name ``headrace.<name>`` resolves here (what TensorFlow has at its top level)
