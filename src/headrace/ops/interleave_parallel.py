@@ -272,11 +272,13 @@ class ParallelInterleaveIterator(InterleaveIterator):
         )
 
     def _open(self, element: Any, position: int) -> NodeIterator:
-        start = (perf_ns(), thread_time_ns(), run_delay_ns() if self.trial is not None else 0)
         self.opens += 1
         trial = self.trial
         inline = self.inline or (trial is not None and self.opens % 2 == 0)
         kind = "reader" if self.restoring or not inline else "inline"
+        # what opening costs the consumer (ConsumerTimed books it); the kernel is asked for the
+        # run-queue delay only where the trial books it: inline slots
+        start = (perf_ns(), thread_time_ns(), run_delay_ns() if trial is not None and kind == "inline" else 0)
         sub = super()._open(element, position)
         if kind == "reader":
             sub = self._read_ahead(sub)

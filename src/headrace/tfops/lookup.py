@@ -149,6 +149,22 @@ def _parse(field: bytes, dtype: np.dtype, line: int, name: str) -> Any:
     )
 
 
+def _check_index(role: str, index: int, dtype: np.dtype) -> None:
+    """TF's checks of a TextFileInitializer column (``role`` "key" or "value") and its dtype."""
+    if index < -2:
+        raise ValueError(f"`{role}_index` should be >= -2, received: {index}.")
+    if index == TextFileIndex.LINE_NUMBER and dtype != _I64:
+        raise ValueError(
+            f"`{role}_dtype` must be int64 if `{role}_index` is {TextFileIndex.LINE_NUMBER}, received: "
+            f"{_dtype_repr(dtype)}"
+        )
+    if index == TextFileIndex.WHOLE_LINE and dtype.kind not in "iu" and dtype != STRING:
+        raise ValueError(
+            f"`{role}_dtype` should be either integer or string for `{role}_index` "
+            f"{TextFileIndex.WHOLE_LINE}, received: {_dtype_repr(dtype)}"
+        )
+
+
 class TextFileInitializer(_Initializer):
     """A table's contents from a text file, one pair a line: ``key_index`` and ``value_index`` pick a
     column (split on ``delimiter``, one character), ``TextFileIndex.WHOLE_LINE`` (-2) the line,
@@ -172,30 +188,8 @@ class TextFileInitializer(_Initializer):
         if not filename:
             raise ValueError("`filename` argument required for tf.lookup.TextFileInitializer")
         key_dtype, value_dtype = dtype_arg(key_dtype), dtype_arg(value_dtype)
-        if key_index < -2:
-            raise ValueError(f"`key_index` should be >= -2, received: {key_index}.")
-        if key_index == TextFileIndex.LINE_NUMBER and key_dtype != _I64:
-            raise ValueError(
-                f"`key_dtype` must be int64 if `key_index` is {TextFileIndex.LINE_NUMBER}, received: "
-                f"{_dtype_repr(key_dtype)}"
-            )
-        if key_index == TextFileIndex.WHOLE_LINE and key_dtype.kind not in "iu" and key_dtype != STRING:
-            raise ValueError(
-                "`key_dtype` should be either integer or string for `key_index` "
-                f"{TextFileIndex.WHOLE_LINE}, received: {_dtype_repr(key_dtype)}"
-            )
-        if value_index < -2:
-            raise ValueError(f"`value_index` should be >= -2, received: {value_index}")
-        if value_index == TextFileIndex.LINE_NUMBER and value_dtype != _I64:
-            raise ValueError(
-                f"`value_dtype` must be int64 for `value_index` {TextFileIndex.LINE_NUMBER}, received: "
-                f"{_dtype_repr(value_dtype)}"
-            )
-        if value_index == TextFileIndex.WHOLE_LINE and value_dtype.kind not in "iu" and value_dtype != STRING:
-            raise ValueError(
-                "`value_dtype` should be either integer or string for `value_index` "
-                f"{TextFileIndex.WHOLE_LINE}, received: {_dtype_repr(value_dtype)}"
-            )
+        _check_index("key", key_index, key_dtype)
+        _check_index("value", value_index, value_dtype)
         if vocab_size is not None and vocab_size <= 0:
             raise ValueError(f"`vocab_size` should be > 0, received: {vocab_size}")
         self._filename = filename.decode() if isinstance(filename, bytes) else str(filename)
