@@ -107,6 +107,18 @@ SHAPES = {
 
 
 # --- the rows -----------------------------------------------------------------------------------------
+#: (row name, dataset) of the rows meant to run vectorised: after the warm-up the benchmark prints how
+#: each ran, so a map that fell back to per element (a trace that failed) is seen, not just slower.
+VECTORISED: list[tuple[str, hr.data.Dataset]] = []
+
+
+def how_it_ran(ds: hr.data.Dataset) -> str:
+    lines = ds.explain().splitlines()
+    if "vectorised maps:" not in lines:
+        return "no vectorisable map"
+    return lines[lines.index("vectorised maps:") + 1].split(": ", 1)[-1]
+
+
 def plain_loop(paths: list[str], fn: Callable, seeded: bool, batch: int) -> Callable[[], int]:
     records = [r for r in hr.TFRecordDataset(paths).as_numpy_iterator()]  # read once: the loop's ceiling
 
@@ -139,6 +151,7 @@ def headrace_rows(paths: list[str], fn: Callable, seeded: bool, batch: int, shuf
     def pipeline(vectorise: bool = False, **kwargs) -> Callable[[], int]:
         if vectorise:  # built once, iterated per run (as epochs): the trace falls in the warm-up
             ds = build(True, **kwargs)
+            VECTORISED.append(("headrace AUTOTUNE, vectorised", ds))
             return lambda: sum(len(b[1]) for b in ds)
         return lambda: sum(len(b[1]) for b in build(False, **kwargs))
 
@@ -268,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                         options.experimental_optimization.map_vectorization = vectorise
                         ds = hr.TFRecordDataset(paths).map(parse_tabular, num_parallel_calls=hr.AUTOTUNE)
                         ds = ds.batch(256).prefetch(hr.AUTOTUNE).with_options(options)
+                        if vectorise:
+                            VECTORISED.append(("AUTOTUNE map+batch, vectorised", ds))
                         return lambda: sum(len(b[1]) for b in ds)
 
                     rows["AUTOTUNE map+batch, vectorised"] = map_then_batch()
@@ -277,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
                 live = {name: run for name, run in rows.items() if run is not None}
                 for run in live.values():  # warm-up: kernels, workers, caches
                     run()
+                for name, ds in VECTORISED:
+                    print(f"  ({shape}) {name}: {how_it_ran(ds)}")
+                VECTORISED.clear()
                 times: dict[str, list[float]] = {name: [] for name in live}
                 cpu: dict[str, list[float]] = {name: [] for name in live}
                 for _ in range(args.runs):  # interleaved, so load changes hit every row alike

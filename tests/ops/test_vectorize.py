@@ -541,6 +541,25 @@ def test_decode_and_augment_run_vectorised_with_the_per_element_draws(sizes):
     assert [b[1].tolist() for b in got] == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
 
 
+@pytest.mark.parametrize(
+    "dtype",
+    [tf.float32, np.float32, "float32", np.dtype("float32")],
+    ids=["tf", "np-type", "str", "np-dtype"],
+)
+def test_a_dtype_argument_traces_however_it_is_spelled(dtype):
+    # np.float32 is a class: its ``ndim`` is a descriptor, and taking it for an operand's rank made the
+    # trace raise TypeError, so the benchmark's JPEG map (``convert_image_dtype(x, np.float32)``) ran
+    # per element with vectorisation on.
+    data = image_records([(16, 14)] * 5)
+
+    def fn(record):
+        image = tf.io.decode_jpeg(tf.io.parse_single_example(record, IMAGE)["image"], channels=3)
+        return tf.image.convert_image_dtype(image, dtype), tf.cast(image, dtype)
+
+    got, _ = check(tf.data.Dataset.from_tensor_slices(data).map(fn).batch(2))
+    assert got[0][0].dtype == got[0][1].dtype == np.float32
+
+
 PER_IMAGE = {
     "flip_up_down": lambda im: tf.image.flip_up_down(im),
     "transpose": lambda im: tf.image.transpose(im),

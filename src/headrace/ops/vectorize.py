@@ -340,6 +340,16 @@ def _no_tracers(name: str, values: Any) -> None:
             stack_.extend(value.values())
 
 
+def _ndim(value: Any) -> int:
+    """The rank an operand broadcasts with: a dtype argument (``np.float32``, a class, whose ``ndim``
+    is a descriptor) has none."""
+    if isinstance(value, Tracer):
+        return np.ndim(value.example)
+    if isinstance(value, (type, np.dtype)):
+        return 0
+    return np.ndim(value)
+
+
 def elementwise(
     graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict, fast: Callable | None = None
 ) -> Tracer:
@@ -352,7 +362,7 @@ def elementwise(
         if i not in traced:
             _no_tracers(name, a)
     example = untraced(fn, *[a.example if isinstance(a, Tracer) else a for a in args], **kwargs)
-    rank = max(np.ndim(a.example if isinstance(a, Tracer) else a) for a in args)
+    rank = max(_ndim(a) for a in args)
     pads = [(None,) * (rank - args[i].ndim) for i in traced]
     fixed = list(args)
     if len(traced) == 1 and np.shape(example) == np.shape(args[traced[0]].example):
