@@ -182,6 +182,17 @@ UNARY = {
         tf.reduce_min(x),
     ),
     "squeeze": lambda x: (tf.squeeze(tf.expand_dims(x, 0), 0), tf.squeeze(tf.expand_dims(x, -1), axis=[-1])),
+    "transpose": lambda x: (tf.transpose(x), tf.transpose(x, list(range(len(x.shape)))[::-1]) + 1),
+    "where": lambda x: (
+        tf.where(x > 0, x, tf.zeros_like(x)),
+        tf.where(x < 0, 1, x),
+        tf.ones_like(x, tf.float32),
+    ),
+    "pad": lambda x: (
+        tf.pad(x, [[1, 2]] * len(x.shape)),
+        tf.pad(x, [[0, 1]] * len(x.shape), constant_values=7),
+        tf.pad(x, [[0, 1]] * len(x.shape), mode="SYMMETRIC"),
+    ),
 }
 
 
@@ -570,6 +581,8 @@ PER_IMAGE = {
     "contrast": lambda im: (tf.image.adjust_contrast(im, 1.5), tf.image.adjust_contrast(im * 1.0, 0.5)),
     "grey": lambda im: tf.image.rgb_to_grayscale(im),
     "standardise": lambda im: tf.image.per_image_standardization(im),
+    "crop_to_box": lambda im: tf.image.crop_to_bounding_box(im, 1, 2, 3, 2),
+    "pad_to_box": lambda im: tf.image.pad_to_bounding_box(im, 2, 1, 7, 8),
 }
 
 
@@ -577,6 +590,34 @@ PER_IMAGE = {
 def test_per_image_ops_run_vectorised_with_the_per_element_values(name):
     images = np.random.default_rng(1).integers(0, 255, (9, 4, 5, 3), dtype=np.uint8)
     check(tf.data.Dataset.from_tensor_slices(images).map(PER_IMAGE[name]).batch(4))
+
+
+def test_cifar_augmentation_pad_then_random_crop_runs_vectorised():
+    # The CIFAR recipe as the tutorials write it: pad 4 pixels (tf.pad or pad_to_bounding_box), crop back
+    # at random, flip at random, transposed to channels first.
+    images = np.random.default_rng(2).integers(0, 255, (10, 8, 8, 3), dtype=np.uint8)
+
+    def augment(image, rng):
+        image = tf.pad(image, [[4, 4], [4, 4], [0, 0]], mode="REFLECT")
+        image = tf.image.random_crop(image, [8, 8, 3], rng=rng)
+        image = tf.image.random_flip_left_right(image, rng=rng)
+        boxed = tf.image.crop_to_bounding_box(tf.image.pad_to_bounding_box(image, 2, 2, 12, 12), 1, 1, 9, 9)
+        return tf.transpose(image, [2, 0, 1]), tf.where(boxed > 128, boxed, tf.zeros_like(boxed))
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices(images).map(augment, seed=3).batch(4)
+
+    got, text = check(make(), reference=make())
+    assert "pad, image.random_crop, image.random_flip_left_right" in text
+    assert got[0][0].shape == (4, 3, 8, 8) and got[0][1].shape == (4, 9, 9, 3)
+
+
+def test_where_with_one_argument_stays_per_element():
+    # the coordinates of the true entries: their number differs between elements
+    data = np.array([[1, 0, 2], [0, 0, 3], [4, 5, 6]], np.int64)
+    ds = tf.data.Dataset.from_tensor_slices(data).map(lambda x: tf.reduce_sum(tf.where(x > 0)))
+    got, text = check(ds.batch(2), vectorised=False)
+    assert "where without x and y" in text
 
 
 def decode_and_jitter(record):

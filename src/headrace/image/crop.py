@@ -15,6 +15,7 @@ from ..core.trace_hook import traceable
 from ._checks import as_image, check_number, check_size, resolve_rng
 
 
+@traceable("image.crop_to_bounding_box")
 def crop_to_bounding_box(
     image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int
 ) -> np.ndarray:

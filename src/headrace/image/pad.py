@@ -7,6 +7,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._checks import as_image, check_size
 
 # tf.pad's names (REFLECT leaves out the edge pixel, SYMMETRIC repeats it) and numpy's.
@@ -18,6 +19,7 @@ _MODES: dict[str, Literal["constant", "reflect", "symmetric", "edge"]] = {
 }
 
 
+@traceable("image.pad_to_bounding_box")
 def pad_to_bounding_box(
     image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int
 ) -> np.ndarray:

@@ -616,7 +616,7 @@ def _image_varies(name: str, x: Tracer, rest: dict) -> Any:
     if not varies:
         return None
     height, width, channels = varies
-    if name == "image.resize_with_crop_or_pad":
+    if name in ("image.resize_with_crop_or_pad", "image.crop_to_bounding_box", "image.pad_to_bounding_box"):
         return (False, False, channels)  # one size whatever the input's
     if name == "image.rgb_to_grayscale":
         return (height, width, False)
@@ -962,6 +962,44 @@ def _elementwise_in_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwa
     return graph.value(name, run, (value,), example, value.varies)
 
 
+def _transpose_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``transpose(x, perm)``: the batch dimension stays first, the element's dimensions move."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)  # checks perm
+    perm = rest.get("perm")
+    order = list(range(x.ndim))[::-1] if perm is None else [int(p) for p in np.asarray(perm).reshape(-1)]
+    batched = {**rest, "perm": [0] + [p + 1 for p in order]}
+    varies = tuple(x.varies[p] for p in order) if x.varies else None
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example, varies)
+
+
+def _pad_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``pad(x, paddings)``: the batch dimension gets no padding."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)  # checks the paddings and the mode against x
+    widths = np.asarray(rest["paddings"])
+    batched = {**rest, "paddings": np.concatenate([np.zeros((1, 2), widths.dtype), widths])}
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example, x.varies)
+
+
+def _like_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``zeros_like`` / ``ones_like``: the batch's shape, filled."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    return graph.value(name, lambda run, v: fn(v, **rest), (x,), example, x.varies)
+
+
+def _where_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``where(condition, x, y)`` is elementwise; ``where(condition)`` gives the coordinates of the
+    true entries, whose number differs between elements."""
+    bound = _bind(fn, args, kwargs)
+    if bound.get("x") is None or bound.get("y") is None:
+        raise Unsupported(
+            f"{name} without x and y (the coordinates of the true entries: their number differs)"
+        )
+    return _elementwise_rule(graph, name, fn, args, kwargs)
+
+
 _ELEMENTWISE = (
     "add subtract multiply truediv divide floordiv floormod pow maximum minimum squared_difference equal "
     "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor logical_not abs "
@@ -974,6 +1012,11 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     **dict.fromkeys(_ELEMENTWISE.split(), _elementwise_rule),
     **dict.fromkeys(_REDUCE.split(), _reduce_rule),
     "reshape": _reshape_rule,
+    "transpose": _transpose_rule,
+    "pad": _pad_rule,
+    "zeros_like": _like_rule,
+    "ones_like": _like_rule,
+    "where": _where_rule,
     "expand_dims": _expand_dims_rule,
     "squeeze": _squeeze_rule,
     "concat": _join_rule,
@@ -990,6 +1033,7 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     **dict.fromkeys(
         (
             "image.flip_left_right image.flip_up_down image.transpose image.rot90 image.central_crop image.resize_with_crop_or_pad "
+            "image.crop_to_bounding_box image.pad_to_bounding_box "
             "image.adjust_brightness image.adjust_contrast image.rgb_to_grayscale "
             "image.per_image_standardization"
         ).split(),

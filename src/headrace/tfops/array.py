@@ -126,11 +126,13 @@ def fill(dims: Any, value: Any, name: str | None = None, layout: Any = None) -> 
     return out(np.full(_dims(dims, "Fill"), array[()], dtype=array.dtype))
 
 
+@traceable("zeros_like")
 def zeros_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Any:  # noqa: A002
     array = _tensor(input)
     return zeros(array.shape, array.dtype if dtype is None else dtype)
 
 
+@traceable("ones_like")
 def ones_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Any:  # noqa: A002
     array = _tensor(input)
     return ones(array.shape, array.dtype if dtype is None else dtype)
@@ -272,6 +274,7 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Any:  # no
     return out(np.squeeze(array, axis=tuple(sorted(set(axes)))))
 
 
+@traceable("transpose")
 def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str = "transpose") -> Any:
     array = _tensor(a)
     if perm is not None:
@@ -405,6 +408,7 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Any:  # noqa: A
     return out(np.tile(array, counts) if counts else array.copy())
 
 
+@traceable("pad")
 def pad(
     tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0, name: str | None = None
 ) -> Any:
@@ -543,6 +547,7 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     return out(picked.reshape(index.shape[:-1] + array.shape[depth:]))
 
 
+@traceable("where")
 def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Any:
     """tf.where: with one argument the int64 coordinates of the true entries, else x where true, y
     elsewhere (broadcast, one dtype)."""
