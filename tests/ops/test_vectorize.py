@@ -188,6 +188,28 @@ UNARY = {
         tf.where(x < 0, 1, x),
         tf.ones_like(x, tf.float32),
     ),
+    "axes": lambda x: (
+        tf.roll(x, 1, axis=0),
+        tf.roll(x, [1, -1], axis=[0, -1]),
+        tf.reverse(x, [-1]),
+        tf.cumsum(x, axis=-1),
+        tf.math.cumprod(x, axis=0, exclusive=True),
+        tf.argmax(x, axis=-1),
+        tf.argmin(x),
+    ),
+    "gather_tile_slice": lambda x: (
+        tf.gather(x, [0, 0], axis=-1),
+        tf.gather(tf.constant([10, 20, 30, 40, 50]), tf.cast(tf.abs(x), tf.int32)),
+        tf.tile(x, [2] * len(x.shape)),
+        tf.slice(x, [0] * len(x.shape), [1] * len(x.shape)),
+        tf.size(x) + tf.cast(x, tf.int32),
+    ),
+    "moments": lambda x: (
+        tf.math.reduce_std(tf.cast(x, tf.float32)),
+        tf.math.reduce_variance(tf.cast(x, tf.float64), axis=-1),
+        tf.math.reduce_logsumexp(tf.cast(x, tf.float32), axis=0),
+        tf.math.rint(tf.cast(x, tf.float32) / 3),
+    ),
     "pad": lambda x: (
         tf.pad(x, [[1, 2]] * len(x.shape)),
         tf.pad(x, [[0, 1]] * len(x.shape), constant_values=7),
@@ -428,7 +450,7 @@ def python_if(x):
 
 
 def unsupported_op(x):
-    return tf.tile(x, [2])
+    return tf.unstack(x)[0]
 
 
 def numpy_call(x):
@@ -439,7 +461,7 @@ def numpy_call(x):
     "fn, reason",
     [
         (python_if, "bool()"),
-        (unsupported_op, "tile"),
+        (unsupported_op, "unstack"),
         (numpy_call, ""),
         (lambda x: int(x[0]) + tf.cast(x, "int64"), "int()"),
         (lambda x: [tf.cast(x, "int64"), x], "list"),
@@ -583,6 +605,10 @@ PER_IMAGE = {
     "standardise": lambda im: tf.image.per_image_standardization(im),
     "crop_to_box": lambda im: tf.image.crop_to_bounding_box(im, 1, 2, 3, 2),
     "pad_to_box": lambda im: tf.image.pad_to_bounding_box(im, 2, 1, 7, 8),
+    "resize_with_pad": lambda im: tf.image.resize_with_pad(im, 6, 9),
+    "saturation_hue": lambda im: (tf.image.adjust_saturation(im, 0.4), tf.image.adjust_hue(im, -0.2)),
+    "grey_to_rgb": lambda im: tf.image.grayscale_to_rgb(tf.image.rgb_to_grayscale(im)),
+    "gamma": lambda im: tf.image.adjust_gamma(tf.image.convert_image_dtype(im, tf.float32), 0.5, 1.2),
 }
 
 
@@ -627,6 +653,7 @@ def decode_and_jitter(record):
     image = tf.image.rot90(tf.image.flip_up_down(image))
     image = tf.image.random_brightness(tf.image.convert_image_dtype(image, tf.float32), max_delta=0.2)
     image = tf.image.random_contrast(image, 0.5, 1.5)
+    image = tf.image.random_hue(tf.image.random_saturation(image, 0.6, 1.4), 0.2)
     return tf.image.resize_with_crop_or_pad(tf.image.central_crop(image, 0.8), 9, 9)
 
 
@@ -640,7 +667,7 @@ def test_random_image_ops_draw_from_each_elements_stream_vectorised(sizes):
     got, text = check(make(), reference=make())
     assert (
         "image.random_flip_up_down, image.flip_up_down, image.rot90" in text
-        and "image.random_contrast" in text
+        and "image.random_contrast, image.random_saturation, image.random_hue" in text
     )
     assert ("held values of several sizes" in text) is (len(set(sizes)) > 1)
     assert got[0].shape == (4, 9, 9, 3)

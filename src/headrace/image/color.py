@@ -76,6 +76,7 @@ def adjust_contrast(images: Any, contrast_factor: Any) -> np.ndarray:
     return from_float((to_float(array) - centre) * factor + centre, array.dtype)
 
 
+@traceable("image.adjust_gamma")
 def adjust_gamma(image: Any, gamma: float = 1, gain: float = 1) -> np.ndarray:
     """``gain * image ** gamma`` in the 0..1 float scale (``gamma`` >= 0).
 
@@ -111,6 +112,7 @@ def rgb_to_grayscale(images: Any) -> np.ndarray:
     return from_float(grey[..., None], array.dtype)
 
 
+@traceable("image.grayscale_to_rgb")
 def grayscale_to_rgb(images: Any) -> np.ndarray:
     """Repeat a single grey channel three times.
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
+from ..core.trace_hook import traceable
 from ._checks import as_image, batch_size_of, check_number, per_image, require_channels, resolve_rng
 from ._compiled import as_batch, kernels, per_image_column
 from .color import _check_bounds, _finite
@@ -80,6 +81,7 @@ def hsv_to_rgb(images: Any) -> np.ndarray:
     return np.stack([(keep + saturation * c) * value for c in (red, green, blue)], axis=-1)
 
 
+@traceable("image.adjust_saturation")
 def adjust_saturation(image: Any, saturation_factor: Any) -> np.ndarray:
     """Multiply HSV saturation by ``saturation_factor`` (clipped to 0..1); 0 gives grey at each pixel's max.
 
@@ -114,6 +116,7 @@ def _compiled_pixels(kernel: str, array: np.ndarray, per_image_value: np.ndarray
     return out if array.ndim == 4 else out[0]
 
 
+@traceable("image.adjust_hue")
 def adjust_hue(image: Any, delta: Any) -> np.ndarray:
     """Rotate the hue by ``delta`` turns (in [-1, 1]); keeps each pixel's minimum and maximum channel.
 
@@ -171,6 +174,7 @@ def _tf_sector(r: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(r_below_g, sector_if_below, sector_if_above).astype(np.int8)
 
 
+@traceable("image.random_saturation")
 def random_saturation(
     image: Any,
     lower: float,
@@ -191,6 +195,7 @@ def random_saturation(
     return adjust_saturation(array, generator.uniform(lower, upper, size=batch_size_of(array)))
 
 
+@traceable("image.random_hue")
 def random_hue(
     image: Any, max_delta: float, seed: int | None = None, *, rng: np.random.Generator | None = None
 ) -> np.ndarray:

@@ -214,6 +214,7 @@ def resize(
     return out if array.ndim == 4 else out[0]
 
 
+@traceable("image.resize_with_pad")
 def resize_with_pad(
     image: Any, target_height: int, target_width: int, method: str = "bilinear", antialias: bool = False
 ) -> np.ndarray:

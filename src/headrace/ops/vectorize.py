@@ -616,8 +616,15 @@ def _image_varies(name: str, x: Tracer, rest: dict) -> Any:
     if not varies:
         return None
     height, width, channels = varies
-    if name in ("image.resize_with_crop_or_pad", "image.crop_to_bounding_box", "image.pad_to_bounding_box"):
+    if name in (
+        "image.resize_with_crop_or_pad",
+        "image.crop_to_bounding_box",
+        "image.pad_to_bounding_box",
+        "image.resize_with_pad",
+    ):
         return (False, False, channels)  # one size whatever the input's
+    if name == "image.grayscale_to_rgb":
+        return (height, width, False)
     if name == "image.rgb_to_grayscale":
         return (height, width, False)
     if name == "image.transpose" or (name == "image.rot90" and int(rest.get("k", 1)) % 2):
@@ -636,10 +643,11 @@ def _per_image_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: 
 
 
 def _random_adjust_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
-    """``random_brightness`` / ``random_contrast``: each element draws its value from its own stream,
+    """``random_brightness`` / ``random_contrast`` / ``random_hue`` / ``random_saturation``: each element
+    draws its value from its own stream,
     as the per-element op draws it (one uniform number), then one ``adjust_*`` call takes the batch
     with a value per image."""
-    from ..image import color  # noqa: PLC0415 (loaded by then: fn is its op)
+    from ..image import color, hsv  # noqa: PLC0415 (loaded by then: fn is its op)
 
     bound = _bind(fn, args, kwargs)
     image = bound.pop("image")
@@ -652,6 +660,10 @@ def _random_adjust_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwar
     adjust: Callable[[np.ndarray, np.ndarray], np.ndarray]
     if name == "image.random_brightness":
         low, high, adjust = -bound["max_delta"], bound["max_delta"], color.adjust_brightness
+    elif name == "image.random_hue":
+        low, high, adjust = -bound["max_delta"], bound["max_delta"], hsv.adjust_hue
+    elif name == "image.random_saturation":
+        low, high, adjust = bound["lower"], bound["upper"], hsv.adjust_saturation
     else:
         low, high, adjust = bound["lower"], bound["upper"], color.adjust_contrast
     graph.random = True
@@ -1000,13 +1012,89 @@ def _where_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict
     return _elementwise_rule(graph, name, fn, args, kwargs)
 
 
+def _shifted(axis: Any) -> Any:
+    """A per-element axis (or list of them) as an axis of the batch: negative ones count from the end
+    either way."""
+    if np.ndim(axis) == 0:
+        a = int(axis)
+        return a + 1 if a >= 0 else a
+    return [_shifted(a) for a in np.asarray(axis).reshape(-1).tolist()]
+
+
+def _axis_rule(param: str, default: Any = 0, keeps_shape: bool = True) -> Callable:
+    """Ops whose argument ``param`` names per-element axes (roll, reverse, cumsum, argmax ...): one call
+    on the batch with the axes moved past the batch dimension."""
+
+    def rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+        x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+        example = untraced(fn, x.example, **rest)  # checks the axes against one element
+        axis = rest.get(param)
+        batched = {**rest, param: _shifted(default if axis is None else axis)}
+        return graph.value(
+            name, lambda run, v: fn(v, **batched), (x,), example, x.varies if keeps_shape else ...
+        )
+
+    return rule
+
+
+def _gather_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``gather(params, indices, axis)``: traced params with fixed indices gather along the shifted
+    axis; fixed params (a table) with traced indices, along axis 0, give each element's rows."""
+    bound = _bind(fn, args, kwargs)
+    params, indices = bound.pop("params"), bound.pop("indices")
+    _no_tracers(name, bound)
+    if bound.get("batch_dims", 0):
+        raise Unsupported(f"{name} with batch_dims")
+    axis = bound.pop("axis", None)
+    if isinstance(params, Tracer) and not isinstance(indices, Tracer):
+        _no_tracers(name, indices)
+        example = untraced(fn, params.example, indices, axis=axis, **bound)
+        shifted = _shifted(0 if axis is None else axis)
+        return graph.value(name, lambda run, v: fn(v, indices, axis=shifted, **bound), (params,), example)
+    if isinstance(indices, Tracer) and not isinstance(params, Tracer) and axis in (None, 0):
+        _no_tracers(name, params)
+        example = untraced(fn, params, indices.example, axis=axis, **bound)
+        return graph.value(name, lambda run, v: fn(params, v, axis=axis, **bound), (indices,), example)
+    raise Unsupported(f"{name} of traced params and indices, or of a table along an axis other than 0")
+
+
+def _tile_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)
+    batched = {**rest, "multiples": [1, *np.asarray(rest["multiples"]).reshape(-1).tolist()]}
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example)
+
+
+def _slice_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.varies:
+        raise Unsupported(f"{name} of {x.op}'s result, whose size differs between elements")
+    example = untraced(fn, x.example, **rest)
+    begin = [0, *np.asarray(rest["begin"]).reshape(-1).tolist()]
+    size = [-1, *np.asarray(rest["size"]).reshape(-1).tolist()]
+    batched = {**rest, "begin": begin, "size": size}
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example)
+
+
+def _size_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``size(x)``: one number for every element, unless x's size differs between elements."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.varies:
+        raise Unsupported(f"{name} of {x.op}'s result, whose size differs between elements")
+    example = untraced(fn, x.example, **rest)
+    return graph.value(name, lambda run, v: np.full(run.n, example, example.dtype), (x,), example)
+
+
 _ELEMENTWISE = (
     "add subtract multiply truediv divide floordiv floormod pow maximum minimum squared_difference equal "
     "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor logical_not abs "
-    "negative sign square sqrt rsqrt exp log log1p tanh sigmoid floor ceil round cast clip_by_value "
+    "negative sign square sqrt rsqrt exp log log1p tanh sigmoid floor ceil round rint cast clip_by_value "
     "image.convert_image_dtype"
 )
-_REDUCE = "reduce_sum reduce_prod reduce_mean reduce_max reduce_min reduce_any reduce_all"
+_REDUCE = (
+    "reduce_sum reduce_prod reduce_mean reduce_max reduce_min reduce_any reduce_all reduce_variance reduce_std "
+    "reduce_logsumexp"
+)
 
 RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     **dict.fromkeys(_ELEMENTWISE.split(), _elementwise_rule),
@@ -1017,6 +1105,16 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "zeros_like": _like_rule,
     "ones_like": _like_rule,
     "where": _where_rule,
+    "roll": _axis_rule("axis"),
+    "reverse": _axis_rule("axis"),
+    "cumsum": _axis_rule("axis"),
+    "cumprod": _axis_rule("axis"),
+    "argmax": _axis_rule("axis", keeps_shape=False),
+    "argmin": _axis_rule("axis", keeps_shape=False),
+    "gather": _gather_rule,
+    "tile": _tile_rule,
+    "slice": _slice_rule,
+    "size": _size_rule,
     "expand_dims": _expand_dims_rule,
     "squeeze": _squeeze_rule,
     "concat": _join_rule,
@@ -1030,10 +1128,13 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "image.random_flip_up_down": _random_flip_rule,
     "image.random_brightness": _random_adjust_rule,
     "image.random_contrast": _random_adjust_rule,
+    "image.random_hue": _random_adjust_rule,
+    "image.random_saturation": _random_adjust_rule,
     **dict.fromkeys(
         (
             "image.flip_left_right image.flip_up_down image.transpose image.rot90 image.central_crop image.resize_with_crop_or_pad "
-            "image.crop_to_bounding_box image.pad_to_bounding_box "
+            "image.crop_to_bounding_box image.pad_to_bounding_box image.resize_with_pad image.adjust_saturation "
+            "image.adjust_hue image.grayscale_to_rgb image.adjust_gamma "
             "image.adjust_brightness image.adjust_contrast image.rgb_to_grayscale "
             "image.per_image_standardization"
         ).split(),

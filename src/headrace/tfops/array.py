@@ -206,6 +206,7 @@ def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
     return np.asarray(_tensor(input).shape, dtype=_out_type(out_type, "Shape"))
 
 
+@traceable("size")
 def size(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:  # noqa: A002
     return out(np.asarray(_tensor(input).size, dtype=_out_type(out_type, "Size")))
 
@@ -396,6 +397,7 @@ def split(
     return list(np.split(array, np.cumsum(parts)[:-1], axis=a))
 
 
+@traceable("tile")
 def tile(input: Any, multiples: Any, name: str | None = None) -> Any:  # noqa: A002
     array = _tensor(input)
     counts = int_list(multiples, "multiples")
@@ -451,6 +453,7 @@ def pad(
     return out(np.pad(array, pairs, mode="reflect" if offset else "symmetric"))
 
 
+@traceable("roll")
 def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Any:  # noqa: A002
     array = _tensor(input)
     shifts, axes = int_list(shift, "shift"), int_list(axis, "axis")
@@ -462,6 +465,7 @@ def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Any:  # 
     return out(np.roll(array, shifts, axes) if axes else array.copy())
 
 
+@traceable("reverse")
 def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
     array = _tensor(tensor)
     axes = int_list(axis, "axis")
@@ -473,6 +477,7 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
     return out(np.flip(array, tuple(axes)).copy() if axes else array.copy())
 
 
+@traceable("slice")
 def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:  # noqa: A001
     array = _tensor(input_)
     starts, sizes = int_list(begin, "begin"), int_list(size, "size")
@@ -492,6 +497,7 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:  
 # ---- gathering and selecting -----------------------------------------------------------------------
 
 
+@traceable("gather")
 def gather(
     params: Any,
     indices: Any,

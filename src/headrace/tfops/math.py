@@ -363,6 +363,7 @@ def ceil(x: Any, name: str | None = None) -> Any:
     return _unary("Ceil", FLOATS, np.ceil, x)
 
 
+@traceable("rint")
 def rint(x: Any, name: str | None = None) -> Any:
     """Round half to even, floats only."""
     return _unary("Rint", FLOATS[1:], np.rint, x)
@@ -463,12 +464,14 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | 
     return out(np.asarray(np.maximum(np.minimum(a, hi), lo), dtype=a.dtype))  # tf's order: lo wins
 
 
+@traceable("cumsum")
 def cumsum(
     x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
 ) -> Any:
     return _cumulative("Cumsum", np.cumsum, 0, x, axis, exclusive, reverse)
 
 
+@traceable("cumprod")
 def cumprod(
     x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
 ) -> Any:
@@ -614,16 +617,19 @@ def _moment(op: str, x: Any, axis: Any, keepdims: bool, root: bool) -> Any:
     return out(np.asarray(result, dtype=real))
 
 
+@traceable("reduce_variance")
 def reduce_variance(
     input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None
 ) -> Any:
     return _moment("reduce_variance", input_tensor, axis, keepdims, root=False)
 
 
+@traceable("reduce_std")
 def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Any:
     return _moment("reduce_std", input_tensor, axis, keepdims, root=True)
 
 
+@traceable("reduce_logsumexp")
 def reduce_logsumexp(
     input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None
 ) -> Any:
@@ -651,10 +657,12 @@ def _arg(op: str, fn: Callable, x: Any, axis: Any, output_type: Any) -> Any:
     return out(fn(a, axis=axis).astype(dtype_arg(output_type)))
 
 
+@traceable("argmax")
 def argmax(input: Any, axis: Any = None, output_type: Any = np.int64, name: str | None = None) -> Any:  # noqa: A002
     return _arg("ArgMax", np.argmax, input, axis, output_type)
 
 
+@traceable("argmin")
 def argmin(input: Any, axis: Any = None, output_type: Any = np.int64, name: str | None = None) -> Any:  # noqa: A002
     return _arg("ArgMin", np.argmin, input, axis, output_type)
 
