@@ -538,7 +538,9 @@ def test_disk_restore_while_writing_does_not_write_that_pass_the_next_one_does(t
     it = iter(ds)
     [next(it) for _ in range(4)]
     state = json.loads(json.dumps(it.get_state()))
-    assert state["state"]["mode"] == "write"
+    assert sorted(state["state"]) == ["file", "mode", "parent", "position", "start"]
+    assert state["state"]["mode"] == "write" and state["state"]["file"] is None
+    assert isinstance(state["state"]["parent"], dict) and isinstance(state["state"]["start"], dict)
     it.close()
     assert listing(tmp_path) == []
     restored = iter(ds)
@@ -556,6 +558,7 @@ def test_disk_restore_while_reading_is_a_seek(tmp_path, monkeypatch):
     [next(it) for _ in range(27)]
     state = it.get_state()
     assert state["state"]["mode"] == "read" and state["state"]["position"] == 27
+    assert state["state"]["parent"] is None and state["state"]["file"] == it.root.file_id
     blocks_read = []
     original = CacheFileReader.read_block
     monkeypatch.setattr(

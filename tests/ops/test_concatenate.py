@@ -92,3 +92,38 @@ def test_concatenate_checkpoints():
     assert values(check_checkpoints(make)) == [0, 1, 2, 3, 4, 10, 11, 12, 13]
     assert len(check_checkpoints(lambda: make().repeat(2))) == 18
     check_checkpoints(lambda: D.range(9).shuffle(4, seed=2).concatenate(D.range(4)).batch(2).repeat(2))
+
+
+def _chain():
+    return D.range(3).concatenate(D.range(10, 12)).concatenate(D.range(20, 23))
+
+
+def test_concatenate_saves_a_flat_list_of_input_states():
+    it = iter(_chain())
+    [next(it) for _ in range(4)]
+    state = it.get_state()["state"]
+    assert sorted(state) == ["current", "inputs"]
+    assert state["current"] == 1 and [s["index"] for s in state["inputs"]] == [3, 1, 0]
+
+
+def _nested(flat: dict) -> dict:
+    """The format before a chain was one stage: ``first``/``second``/``in_second`` per concatenate."""
+    states, current = flat["inputs"], flat["current"]
+    nested = states[0]
+    for k in range(1, len(states)):
+        nested = {"first": nested, "second": states[k], "in_second": current >= k}
+    return nested
+
+
+@pytest.mark.parametrize("k", [0, 2, 4, 7, 8])
+def test_concatenate_restores_the_older_nested_format(k):
+    it = iter(_chain())
+    [next(it) for _ in range(k)]
+    state = it.get_state()
+    state["state"] = _nested(state["state"])
+    restored = iter(_chain())
+    restored.set_state(state)
+    assert values(restored) == values(_chain())[k:]
+    state["state"] = {"first": {"first": {}, "second": {}}, "second": {}, "in_second": False}
+    with pytest.raises(hr.CheckpointError, match="concatenate"):
+        iter(_chain()).set_state(state)

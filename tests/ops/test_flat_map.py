@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import headrace as hr
+from headrace.core.state import decode_element
 from tests.helpers.checkpoint import check_checkpoints, check_fresh_process
 
 
@@ -68,6 +69,19 @@ def test_checkpoints():
     assert len(check_checkpoints(make)) == 10
     check_checkpoints(lambda: make().repeat(2))
     check_checkpoints(lambda: make().batch(3))
+
+
+def test_checkpoint_keys_and_the_open_sub_dataset():
+    it = iter(make())
+    [next(it) for _ in range(2)]  # input 1's only element, then one of input 2's
+    state = it.get_state()
+    saved = state["state"]
+    assert sorted(saved) == ["current", "parent", "position"]
+    assert saved["position"] == 3 and sorted(saved["current"]) == ["input", "state"]
+    assert decode_element(saved["current"]["input"]) == 2  # the input element map_func is called on again
+    saved["position"] = 0  # a sub-dataset open before any input was taken
+    with pytest.raises(hr.CheckpointError, match="'position' is 0, expected an int >= 1 while a sub-dataset"):
+        iter(make()).set_state(state)
 
 
 def test_checkpoint_in_a_fresh_process():

@@ -140,6 +140,22 @@ def test_checkpoints():
     check_checkpoints(lambda: hr.Dataset.range(10).batch(3).rebatch(4, drop_remainder=True).repeat(2))
 
 
+def test_checkpoint_keys_and_the_rows_it_holds():
+    it = iter(make())
+    next(it)  # 3 of the first batch's 5 rows out: 2 held
+    state = it.get_state()["state"]
+    assert sorted(state) == ["cycle_index", "done", "end_of_input", "parent", "position", "rest", "template"]
+    assert (state["position"], state["cycle_index"], state["done"]) == (1, 1, False)
+    assert state["rest"]["t"][0]["s"] == [2] and state["template"]["t"][0]["s"] == [0]
+    template = state["template"]
+    state["template"] = state["rest"]
+    with pytest.raises(hr.CheckpointError, match="'template' is 'a batch of 2 rows', expected an empty"):
+        iter(make()).set_state(it.get_state() | {"state": state})
+    state["template"], state["rest"] = template, {"t": [{"p": 1}, {"p": 2}]}
+    with pytest.raises(hr.CheckpointError, match="'rest' is 'a value that is not a batch'"):
+        iter(make()).set_state(it.get_state() | {"state": state})
+
+
 def test_checkpoint_in_a_fresh_process():
     check_fresh_process("tests.ops.test_rebatch:make", after=3)
 

@@ -100,6 +100,7 @@ def test_checkpoint_saves_only_the_unreturned_rows():
     it = iter(make())
     next(it)
     state = it.get_state()["state"]
+    assert sorted(state) == ["parent", "position", "rest"]
     assert state["position"] == 1 and state["rest"]["t"][0]["s"] == [3]
 
 

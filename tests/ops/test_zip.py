@@ -135,6 +135,17 @@ def test_zip_error_state_round_trips():
     assert [to_python(b) for b in fresh] == [to_python(b) for b in it]
 
 
+def test_zip_state_keys_and_the_kept_pulled_field():
+    it = iter(D.zip(D.range(6), D.range(10, 16).map(lambda x: x)))
+    next(it)
+    state = it.get_state()
+    assert sorted(state["state"]) == ["exhausted", "inputs", "pulled"]
+    assert state["state"]["exhausted"] is False and state["state"]["pulled"] == [[], []]
+    state["state"]["pulled"] = [[], [{"p": 11}]]  # an older zip's elements pulled before an error
+    with pytest.raises(hr.CheckpointError, match="holds elements zip had pulled before an error"):
+        iter(D.zip(D.range(6), D.range(10, 16).map(lambda x: x))).set_state(state)
+
+
 def test_zip_random_access_and_seeking():
     check_random_access(D.zip(D.range(10), D.range(100, 107)))
     check_random_access(D.zip((D.range(5), {"a": D.from_tensor_slices([b"x", b"y", b"z"])})))

@@ -706,8 +706,13 @@ class NodeIterator(Generic[NodeT]):
         if not self.state_fields:
             raise NotImplementedError(f"{self.name} cannot restore a state")
         self.owed.clear()
-        restore_fields(self, self.state_fields, state)
+        restore_fields(self, self.state_fields, self.upgraded_state(state))
         self.restored()
+
+    def upgraded_state(self, state: Any) -> Any:
+        """``state`` in the declared format: a stage whose saved format changed turns an older
+        checkpoint's state into the current one here (left as it is when it cannot tell)."""
+        return state
 
     def restored(self) -> None:
         """Called after a declared state was restored: rebuild what is derived from it."""

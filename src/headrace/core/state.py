@@ -415,6 +415,30 @@ class Bool(Field):
         return fields.bool(self.name)
 
 
+class Choice(Field):
+    """One of the ``allowed`` values (same type and value), e.g. a mode: ``Choice("mode", ("read", "write"))``."""
+
+    def __init__(self, name: str, allowed: tuple, attr: str | None = None):
+        super().__init__(name, attr)
+        self.allowed = allowed
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> Any:
+        return fields.choice(self.name, self.allowed)
+
+
+class SavedState(Field):
+    """A stage's state kept as a value (``optional``: or None), not restored into an input: e.g. the
+    input's state where a cache's pass began, to replay it from. Checked only for being a dict (the
+    stage it is given to checks the rest)."""
+
+    def __init__(self, name: str, attr: str | None = None, *, optional: builtins.bool = False):
+        super().__init__(name, attr)
+        self.optional = optional
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.dict | None:
+        return fields.dict(self.name, optional=self.optional)
+
+
 class Element(Field):
     """One element (``optional``: or None)."""
 

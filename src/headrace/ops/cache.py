@@ -21,6 +21,7 @@ import numpy as np
 from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError, user_stacklevel
 from ..core.fingerprint import blind_spots, fingerprint
 from ..core.node import Context, Fields, Node, NodeIterator
+from ..core.state import Choice, Field, Int, SavedState, StateFields
 from ..core.structure import map_structure
 from ..io.cache_file import (
     CacheFileError,
@@ -197,10 +198,27 @@ class CacheNode(Node):
         self.store = CacheStore()
 
 
+class _StorePosition(Int):
+    """The position in the pass; one in a pass that read the in-memory cache must be within it."""
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> int:
+        position = super().load(fields, stage, values)
+        cached = stage.node.store.elements
+        if values["mode"] == "read" and cached is not None and position > len(cached):
+            raise CheckpointError(
+                f"{stage.name}: the checkpoint is at element {position} but the cache holds {len(cached)}"
+            )
+        return position
+
+
 class CacheIterator(NodeIterator[CacheNode]):
     """Reads from the store when it is filled at the start of a pass, else from the input (writing)."""
 
-    state_keys = ("mode", "position", "start")
+    state_fields = (
+        Choice("mode", ("read", "write")),
+        _StorePosition("position"),
+        SavedState("start", optional=True),
+    )
 
     def __init__(self, node: CacheNode, ctx: Context):
         super().__init__(node)
@@ -259,24 +277,13 @@ class CacheIterator(NodeIterator[CacheNode]):
             self._input().reset()  # an unfinished pass: the input starts over
         self._begin_pass()
 
-    def get_state(self) -> dict:
-        return {"mode": self.mode, "position": self.position, "start": self.start}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        mode, position = fields.choice("mode", ("read", "write")), fields.int("position")
-        start = fields.dict("start", optional=True)
-        cached = self.node.store.elements
-        self.start = start
+    def restored(self) -> None:
         self.complete = False
-        if mode == "read" and cached is not None:
-            if position > len(cached):
-                raise CheckpointError(
-                    f"{self.name}: the checkpoint is at element {position} but the cache holds {len(cached)}"
-                )
-            self.mode, self.elements, self.position = "read", cached, position
+        cached = self.node.store.elements
+        if self.mode == "read" and cached is not None:
+            self.elements = cached  # the position was checked against it
             return
-        self._replay(position)
+        self._replay(self.position)
 
     def _replay(self, position: int) -> None:
         """Refill the cache up to ``position`` by reading the input from the start of the saved pass."""
@@ -312,6 +319,39 @@ def _warn(message: str) -> None:
     warnings.warn(message, CacheWarning, stacklevel=user_stacklevel())
 
 
+class _ResumeState(SavedState):
+    """Out of ``read`` mode, the input's state, which a restored pass continues from (None in
+    ``read`` mode); kept in ``resume_state`` until ``restored``."""
+
+    def __init__(self, name: str):
+        super().__init__(name, "resume_state", optional=True)
+
+    def save(self, stage: Any) -> dict | None:
+        return (
+            None if stage.mode == "read" else stage._input().get_state()
+        )  # built by every pass that reads the input
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> dict | None:
+        state = super().load(fields, stage, values)
+        if state is None and values["mode"] != "read":
+            raise CheckpointError(f"{stage.name}: the checkpoint holds no input state to continue from")
+        return state
+
+
+class _FileId(Field):
+    """In ``read`` mode, the id of the file being read (a restore reads on only from that file, else
+    replays the pass); kept in ``resume_file`` until ``restored``."""
+
+    def __init__(self, name: str):
+        super().__init__(name, "resume_file")
+
+    def save(self, stage: Any) -> str | None:
+        return stage.file_id if stage.mode == "read" else None
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> Any:
+        return fields.state[self.name]  # compared with the file's id only
+
+
 class DiskCacheIterator(NodeIterator[CacheNode]):
     """``cache(filename)``: each pass reads the complete cache file, or reads the input and writes it.
 
@@ -329,7 +369,13 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
     continues at once from there without writing (its first part is gone); the next pass writes.
     """
 
-    state_keys = ("mode", "position", "parent", "start", "file")
+    state_fields = (
+        Choice("mode", ("read", "write", "pass")),
+        Int("position"),
+        _ResumeState("parent"),
+        SavedState("start", optional=True),
+        _FileId("file"),
+    )
 
     def __init__(self, node: CacheNode, ctx: Context):
         super().__init__(node)
@@ -346,6 +392,9 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         self.block_index = 0  # the next block to read
         self.block_offset = 0
         self.file_id: str | None = None  # the id of the file being read, from its header
+        # A restored state's input state and file id, between its fields' restore and ``restored``.
+        self.resume_state: dict | None = None
+        self.resume_file: Any = None
         self.start: dict | None = None  # the input's state at the start of the pass that writes the file
         self._key: str | None = None
         try:
@@ -571,44 +620,24 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         self._begin_pass()
 
     # --- checkpoints ---------------------------------------------------------------------------------
-    def get_state(self) -> dict:
-        if self.mode == "read":
-            return {
-                "mode": "read",
-                "position": self.position,
-                "parent": None,
-                "start": self.start,
-                "file": self.file_id,
-            }
-        return {
-            "mode": self.mode,
-            "position": self.position,
-            "parent": self._input().get_state(),  # built by every pass that reads the input
-            "start": self.start,
-            "file": None,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        mode, position = fields.choice("mode", ("read", "write", "pass")), fields.int("position")
-        start = fields.dict("start", optional=True)
-        parent = fields.dict("parent", optional=True)
+    def restored(self) -> None:
+        parent, file = self.resume_state, self.resume_file
+        self.resume_state = self.resume_file = None
         self._drop_pass()
-        self.start, self.complete, self.position = start, False, position
-        if mode == "read":
+        self.complete = False
+        if self.mode == "read":
             reader = self._open_complete()
-            if reader is not None and reader.header.get("id") == state["file"] and position <= reader.records:
-                self.mode, self.reader, self.file_id = "read", reader, state["file"]
-                self._seek(position)
+            if reader is not None and reader.header.get("id") == file and self.position <= reader.records:
+                self.reader, self.file_id = reader, file
+                self._seek(self.position)
                 return
             if reader is not None:
                 reader.close()
-            self._replay(position)
+            self._replay(self.position)
             return
-        if parent is None:
-            raise CheckpointError(f"{self.name}: the checkpoint holds no input state to continue from")
         # The saved pass continues from the input's own state; it no longer writes (its first part is
         # gone), and the next pass writes the cache from the start.
+        assert parent is not None  # checked on load: every mode but read saves one
         self._input().set_state(parent)
         self.input_used = True
         self.mode = "pass"

@@ -16,6 +16,7 @@ from ..core.node import (
     derived,
 )
 from ..core.spec import common_spec
+from ..core.state import Children, Int
 from .support.elementwise import ElementwiseIterator
 
 _NAMES = ["this dataset", "the dataset argument"]
@@ -99,7 +100,10 @@ class ConcatenateIterator(ElementwiseIterator[ConcatenateNode]):
     concatenate: a chain of 600 overflowed the stack), and the state is a flat list, not nested per
     concatenate."""
 
-    state_keys = ("inputs", "current")
+    state_fields = (
+        Children("inputs"),
+        Int("current", high=lambda it, values: len(it.inputs) - 1),
+    )
 
     def __init__(self, node: ConcatenateNode, inputs: list[NodeIterator]):
         super().__init__(node, inputs[0])
@@ -143,21 +147,13 @@ class ConcatenateIterator(ElementwiseIterator[ConcatenateNode]):
         self._read(0)
         self.position = 0
 
-    def get_state(self) -> dict:
-        return {"inputs": [source.get_state() for source in self.inputs], "current": self.current}
+    def restored(self) -> None:
+        self._read(self.current)
 
-    def set_state(self, state: dict) -> None:
+    def upgraded_state(self, state: Any) -> Any:
         if isinstance(state, dict) and "in_second" in state:
-            state = self._flattened(state)
-        fields = self._check_state(state)
-        current = fields.int("current", high=len(self.inputs) - 1)
-        states = fields.list("inputs", length=len(self.inputs))
-        for k, value in enumerate(states):
-            if not isinstance(value, dict):
-                raise fields.fail(f"inputs[{k}]", value, "a dict (a stage's state)")
-        for source, value in zip(self.inputs, states):
-            source.set_state(value)
-        self._read(current)
+            return self._flattened(state)
+        return state
 
     def _flattened(self, state: dict) -> dict:
         """A checkpoint of the nested format (before the chain was one stage: ``first``, ``second``,

@@ -9,7 +9,7 @@ from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
 from ..core.node import Context, Fields, Node, NodeIterator, open_user_dataset
-from ..core.state import encode_element
+from ..core.state import Child, Field, Int, StateFields, encode_element
 
 
 class FlatMapNode(Node):
@@ -38,8 +38,35 @@ class FlatMapNode(Node):
         return FlatMapIterator(self, self.parents[0].iterator(ctx), ctx)
 
 
+class _Current(Field):
+    """The open sub-dataset, or None: the input element it was made from and its state. A restore
+    rebuilds it by calling map_func again on that element."""
+
+    def save(self, stage: Any) -> dict | None:
+        if stage.sub is None:
+            return None
+        return {"input": encode_element(stage.input), "state": stage.sub.get_state()}
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> tuple[Any, dict] | None:
+        saved = fields.dict(self.name, optional=True)
+        if saved is None:
+            return None
+        current = fields.record(saved, self.name, ("input", "state"))
+        if values["position"] == 0:
+            raise fields.fail("position", 0, "an int >= 1 while a sub-dataset is open")
+        return current.element("input"), current.dict("state")
+
+    def restore(self, stage: Any, value: Any) -> None:
+        stage._drop_sub()
+        if value is not None:
+            element, state = value
+            stage.sub = stage._open(element, stage.position - 1)
+            stage.sub.set_state(state)
+            stage.input = element
+
+
 class FlatMapIterator(NodeIterator[FlatMapNode]):
-    state_keys = ("parent", "position", "current")
+    state_fields = (Child("parent"), Int("position"), _Current("current"))
 
     def __init__(self, node: FlatMapNode, parent: NodeIterator, ctx: Context):
         super().__init__(node, parent)
@@ -97,28 +124,3 @@ class FlatMapIterator(NodeIterator[FlatMapNode]):
     def close(self) -> None:
         self._drop_sub()
         super().close()
-
-    def get_state(self) -> dict:
-        current = None
-        if self.sub is not None:
-            current = {"input": encode_element(self.input), "state": self.sub.get_state()}
-        return {"parent": self.parent.get_state(), "position": self.position, "current": current}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position = fields.int("position")
-        saved = fields.dict("current", optional=True)
-        current = None
-        if saved is not None:
-            current = fields.record(saved, "current", ("input", "state"))
-            if position == 0:
-                raise fields.fail("position", 0, "an int >= 1 while a sub-dataset is open")
-        self._drop_sub()
-        self.parent.set_state(fields.dict("parent"))
-        self.position = position
-        if current is not None:
-            # The sub-dataset is rebuilt by calling map_func again on the saved input element.
-            element = current.element("input")
-            self.sub = self._open(element, self.position - 1)
-            self.sub.set_state(current.dict("state"))
-            self.input = element

@@ -9,9 +9,9 @@ import numpy as np
 from ..core.errors import InvalidArgumentError, StructureError
 from ..core.node import UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec
-from ..core.state import encode_element
+from ..core.state import Bool, Child, Int, encode_element
 from ..core.structure import flatten, map_structure
-from .support.batching import LayoutCheck, check_batched, concat_rows, slice_rows
+from .support.batching import Batch, LayoutCheck, check_batched, concat_rows, slice_rows
 
 
 def _batch_sizes(batch_size: Any) -> tuple[int, ...]:
@@ -88,8 +88,30 @@ class RebatchNode(Node):
         return RebatchIterator(self, self.parents[0].iterator(ctx))
 
 
+class _Rest(Batch):
+    """The rows not yet returned, saved as one batch."""
+
+    def save(self, stage: Any) -> Any:
+        pieces = stage.pieces
+        if not pieces:
+            return None
+        return encode_element(pieces[0] if len(pieces) == 1 else concat_rows(pieces))
+
+    def restore(self, stage: Any, value: Any) -> None:
+        rows = 0 if value is None else int(np.shape(flatten(value)[0])[0])
+        stage.pieces, stage.rows = ([value], rows) if rows else ([], 0)
+
+
 class RebatchIterator(NodeIterator[RebatchNode]):
-    state_keys = ("parent", "position", "cycle_index", "end_of_input", "done", "rest", "template")
+    state_fields = (
+        Child("parent"),
+        Int("position"),
+        Int("cycle_index", high=lambda it, values: len(it.node.batch_sizes) - 1),
+        Bool("end_of_input"),
+        Bool("done"),
+        _Rest("rest"),
+        Batch("template", empty=True),
+    )
 
     def __init__(self, node: RebatchNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -175,43 +197,3 @@ class RebatchIterator(NodeIterator[RebatchNode]):
         self.end_of_input = False
         self.done = False
         self.pieces, self.rows = [], 0
-
-    def get_state(self) -> dict:
-        rest = None
-        if self.pieces:
-            rest = encode_element(self.pieces[0] if len(self.pieces) == 1 else concat_rows(self.pieces))
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "cycle_index": self.cycle_index,
-            "end_of_input": self.end_of_input,
-            "done": self.done,
-            "rest": rest,
-            "template": None if self.template is None else encode_element(self.template),
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position = fields.int("position")
-        cycle_index = fields.int("cycle_index", high=len(self.node.batch_sizes) - 1)
-        end_of_input, done = fields.bool("end_of_input"), fields.bool("done")
-        template = fields.element("template", optional=True)
-        rest = fields.element("rest", optional=True)
-        rows = 0
-        for field, value in (("template", template), ("rest", rest)):
-            try:
-                size = None if value is None else check_batched(value, self.name, position - 1)
-            except StructureError as exc:
-                raise fields.fail(field, "a value that is not a batch", f"a batch ({exc})") from None
-            if field == "template" and size:
-                raise fields.fail(field, f"a batch of {size} rows", "an empty (0-row) batch")
-            rows = size or 0
-        self.parent.set_state(fields.dict("parent"))
-        self.position, self.cycle_index, self.end_of_input, self.done = (
-            position,
-            cycle_index,
-            end_of_input,
-            done,
-        )
-        self.template = template
-        self.pieces, self.rows = ([rest], rows) if rest is not None and rows else ([], 0)

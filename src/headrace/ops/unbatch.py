@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.errors import InvalidArgumentError, StructureError
+from ..core.errors import InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node, NodeIterator
-from ..core.state import encode_element
+from ..core.state import Child, Int, encode_element
 from ..core.structure import map_structure
-from .support.batching import LayoutCheck, check_batched, slice_rows, split
+from .support.batching import Batch, LayoutCheck, check_batched, slice_rows, split
 
 
 class UnbatchNode(Node):
@@ -40,8 +40,20 @@ class UnbatchNode(Node):
         return UnbatchIterator(self, self.parents[0].iterator(ctx))
 
 
+class _Rest(Batch):
+    """The rows not yet returned, saved as one batch (one encoded array per component)."""
+
+    def save(self, stage: Any) -> Any:
+        if stage.offset >= len(stage.rows):
+            return None
+        return encode_element(slice_rows(stage.batch, stage.offset, len(stage.rows)))
+
+    def restore(self, stage: Any, value: Any) -> None:
+        stage.batch, stage.rows, stage.offset = value, [] if value is None else split(value), 0
+
+
 class UnbatchIterator(NodeIterator[UnbatchNode]):
-    state_keys = ("parent", "position", "rest")
+    state_fields = (Child("parent"), Int("position"), _Rest("rest"))
 
     def __init__(self, node: UnbatchNode, parent: NodeIterator):
         super().__init__(node, parent)
@@ -81,25 +93,3 @@ class UnbatchIterator(NodeIterator[UnbatchNode]):
         self.parent.reset()
         self.position = 0
         self.batch, self.rows, self.offset = None, [], 0
-
-    def get_state(self) -> dict:
-        rest = None
-        if self.offset < len(self.rows):
-            # The unreturned rows as one batched element: one encoded array per component.
-            rest = encode_element(slice_rows(self.batch, self.offset, len(self.rows)))
-        return {"parent": self.parent.get_state(), "position": self.position, "rest": rest}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position = fields.int("position")
-        rest = fields.element("rest", optional=True)
-        rows = []
-        if rest is not None:
-            try:
-                check_batched(rest, self.name, position - 1)
-            except StructureError as exc:
-                raise fields.fail("rest", "a value that is not a batch", f"a batch ({exc})") from None
-            rows = split(rest)
-        self.parent.set_state(fields.dict("parent"))
-        self.position = position
-        self.batch, self.rows, self.offset = rest, rows, 0

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core.errors import CheckpointError, InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
+from ..core.state import Bool, Children, Field, StateFields
 from ..core.structure import flatten, pack_as
 
 
@@ -99,6 +100,25 @@ class ZipNode(Node):
         return ZipIterator(self, [p.iterator(ctx) for p in self.parents])
 
 
+class _Pulled(Field):
+    """Per input, the elements pulled for a row an error cut short: always empty now (rows are built
+    whole), kept for the format; a checkpoint from an older zip that holds some is refused."""
+
+    def save(self, stage: Any) -> list:
+        return [[] for _ in stage.inputs]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> None:
+        if any(fields.list(self.name, length=len(stage.inputs))):
+            raise CheckpointError(
+                f"{stage.name}: this checkpoint holds elements zip had pulled before an error (saved by an "
+                "older headrace, whose zip could misalign rows after an error); restore it with that "
+                "version, or restart the epoch"
+            )
+
+    def restore(self, stage: Any, value: Any) -> None:
+        pass
+
+
 class ZipIterator(NodeIterator[ZipNode]):
     """Rows are built one at a time, each input asked for its element of the row, as tf.data does.
 
@@ -115,7 +135,7 @@ class ZipIterator(NodeIterator[ZipNode]):
     end (its errors there are never raised).
     """
 
-    state_keys = ("inputs", "exhausted", "pulled")
+    state_fields = (Children("inputs"), Bool("exhausted"), _Pulled("pulled"))
 
     def __init__(self, node: ZipNode, inputs: list[NodeIterator]):
         super().__init__(node, *inputs)
@@ -237,28 +257,3 @@ class ZipIterator(NodeIterator[ZipNode]):
         for it in self.inputs:
             it.reset()
         self.exhausted = False
-
-    def get_state(self) -> dict:
-        return {
-            "inputs": [it.get_state() for it in self.inputs],
-            "exhausted": self.exhausted,
-            "pulled": [[] for _ in self.inputs],  # rows are built whole now; kept for the format
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        count = len(self.inputs)
-        inputs = fields.list("inputs", length=count)
-        exhausted = fields.bool("exhausted")
-        columns = fields.list("pulled", length=count)
-        if any(columns):
-            raise CheckpointError(
-                f"{self.name}: this checkpoint holds elements zip had pulled before an error (saved by an "
-                "older headrace, whose zip could misalign rows after an error); restore it with that "
-                "version, or restart the epoch"
-            )
-        for i, (it, sub) in enumerate(zip(self.inputs, inputs)):
-            if not isinstance(sub, dict):
-                raise fields.fail(f"inputs[{i}]", sub, "a dict (a stage's state)")
-            it.set_state(sub)
-        self.exhausted = exhausted

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...core.errors import StructureError
 from ...core.spec import to_array
+from ...core.state import Element, StateFields
 from ...core.structure import describe_structure, flatten, pack_as, same_structure
 
 #: dtype kinds that batch together (numpy would silently upcast across them, e.g. ints and str to str)
@@ -243,6 +244,27 @@ def check_batched(element: Any, stage: str, position: int, hint: str = "") -> in
             f"leading (batch) dimension{hint}"
         )
     return int(sizes[0])
+
+
+class Batch(Element):
+    """A saved batch, or None (unbatch's and rebatch's unreturned rows, rebatch's 0-row template):
+    on load every component must have the same leading (batch) dimension, of 0 rows when ``empty``."""
+
+    def __init__(self, name: str, attr: str | None = None, *, empty: bool = False):
+        super().__init__(name, attr, optional=True)
+        self.empty = empty
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> Any:
+        value = super().load(fields, stage, values)
+        if value is None:
+            return None
+        try:
+            size = check_batched(value, stage.name, values["position"] - 1)
+        except StructureError as exc:
+            raise fields.fail(self.name, "a value that is not a batch", f"a batch ({exc})") from None
+        if self.empty and size:
+            raise fields.fail(self.name, f"a batch of {size} rows", "an empty (0-row) batch")
+        return value
 
 
 class LayoutCheck:
