@@ -196,6 +196,9 @@ UNARY = {
         tf.math.cumprod(x, axis=0, exclusive=True),
         tf.argmax(x, axis=-1),
         tf.argmin(x),
+        tf.sort(x),
+        tf.sort(x, axis=0, direction="DESCENDING"),
+        tf.argsort(x, stable=True),
     ),
     "gather_tile_slice": lambda x: (
         tf.gather(x, [0, 0], axis=-1),
@@ -203,6 +206,11 @@ UNARY = {
         tf.tile(x, [2] * len(x.shape)),
         tf.slice(x, [0] * len(x.shape), [1] * len(x.shape)),
         tf.size(x) + tf.cast(x, tf.int32),
+    ),
+    "parts": lambda x: (
+        *tf.unstack(x, axis=-1),
+        *tf.split(tf.concat([x, x], axis=0), 2),
+        tf.split(tf.concat([x, x, x], axis=-1), [1, -1], axis=-1)[1],
     ),
     "moments": lambda x: (
         tf.math.reduce_std(tf.cast(x, tf.float32)),
@@ -450,7 +458,7 @@ def python_if(x):
 
 
 def unsupported_op(x):
-    return tf.unstack(x)[0]
+    return tf.unique(x)[0]  # its size differs between elements
 
 
 def numpy_call(x):
@@ -461,7 +469,7 @@ def numpy_call(x):
     "fn, reason",
     [
         (python_if, "bool()"),
-        (unsupported_op, "unstack"),
+        (unsupported_op, "unique"),
         (numpy_call, ""),
         (lambda x: int(x[0]) + tf.cast(x, "int64"), "int()"),
         (lambda x: [tf.cast(x, "int64"), x], "list"),

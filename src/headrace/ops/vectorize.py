@@ -1085,6 +1085,21 @@ def _size_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict)
     return graph.value(name, lambda run, v: np.full(run.n, example, example.dtype), (x,), example)
 
 
+def _parts_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> list[Tracer]:
+    """``unstack`` / ``split`` along a per-element axis: one call on the batch, then one value per part
+    (each with the batch dimension first)."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    if x.varies:
+        raise Unsupported(f"{name} of {x.op}'s result, whose size differs between elements")
+    example = untraced(fn, x.example, **rest)  # checks the axis and the sizes against one element
+    batched = {**rest, "axis": _shifted(rest.get("axis", 0))}
+    parts = graph.value(name, lambda run, v: fn(v, **batched), (x,), example, None)
+    return [
+        graph.value(name, lambda run, whole, i=i: whole[i], (parts,), part, None)
+        for i, part in enumerate(example)
+    ]
+
+
 _ELEMENTWISE = (
     "add subtract multiply truediv divide floordiv floormod pow maximum minimum squared_difference equal "
     "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor logical_not abs "
@@ -1115,6 +1130,10 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "tile": _tile_rule,
     "slice": _slice_rule,
     "size": _size_rule,
+    "unstack": _parts_rule,
+    "sort": _axis_rule("axis", default=-1),
+    "argsort": _axis_rule("axis", default=-1),
+    "split": _parts_rule,
     "expand_dims": _expand_dims_rule,
     "squeeze": _squeeze_rule,
     "concat": _join_rule,

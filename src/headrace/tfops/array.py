@@ -355,6 +355,7 @@ def stack(values: Any, axis: int = 0, name: str = "stack") -> Any:
     return np.stack(arrays, axis=axis)
 
 
+@traceable("unstack")
 def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unstack") -> list:
     array = _tensor(value)
     if array.ndim == 0:
@@ -368,6 +369,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unst
     return [out(part) for part in np.moveaxis(array, axis, 0)]
 
 
+@traceable("split")
 def split(
     value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None, name: str = "split"
 ) -> list:
@@ -658,6 +660,7 @@ def _mismatch(what: str, value: Any, target: np.dtype) -> Any:
     )
 
 
+@traceable("sort")
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Any:
     array = _tensor(values)
     check_dtype(
@@ -673,6 +676,7 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
     return out(np.flip(result, axis) if direction == "DESCENDING" else result)
 
 
+@traceable("argsort")
 def argsort(
     values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False, name: str | None = None
 ) -> Any:
