@@ -142,3 +142,19 @@ def test_choose_checkpoints():
     assert values(check_checkpoints(make)) == [0, 100, 50, 51, 101, 1, 2, 102]
     assert len(check_checkpoints(lambda: make().repeat(2))) == 16
     check_checkpoints(lambda: make().batch(3).repeat(2))
+
+
+def test_choose_saved_state_format_is_pinned():
+    # Checkpoints saved before must still restore: a change to the saved keys or values shows here.
+    it = iter(make())
+    for _ in range(7):
+        next(it)
+    assert it.get_state()["state"] == {
+        "choice": {"index": 8},
+        "datasets": [{"index": 3}, {"index": 2}, {"index": 2}],
+        "exhausted": [False, False, True],
+        "done": False,
+        "position": 8,
+        "choices": [],
+        "owed": [],
+    }

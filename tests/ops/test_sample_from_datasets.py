@@ -237,3 +237,26 @@ def test_a_restored_state_with_every_input_ended_ends_instead_of_spinning():
     fresh = iter(ds)
     fresh.set_state(state)
     assert list(fresh) == []
+
+
+def test_sample_saved_state_format_is_pinned():
+    # Checkpoints saved before must still restore: a change to the saved keys or values shows here.
+    weights = D.from_tensor_slices(np.array([[0.5, 0.5]] * 8 + [[1.0, 0.0]] * 30, np.float32))
+    ds = D.sample_from_datasets([D.range(10), D.range(100, 110)], weights=weights, seed=7)
+    it = iter(ds)
+    assert [int(next(it)) for _ in range(2)] == [100, 101]
+    assert it.get_state()["state"] == {
+        "datasets": [{"index": 0}, {"index": 2}],
+        "weights": {"index": 2},
+        "exhausted": [False, False],
+        "done": False,
+        "seed": 7,
+        "iteration": 0,
+        "epoch": 0,
+        "draws": 2,
+        "choices": [],
+        "owed": [],
+    }
+    fixed = iter(D.sample_from_datasets([D.range(10), D.range(100, 110)], seed=7))
+    next(fixed)
+    assert fixed.get_state()["state"]["weights"] is None

@@ -113,6 +113,27 @@ def test_cardinality_and_name_without_starting_ray():
     assert "run_on('127.0.0.1:1', num_workers=3)" in repr(ds.node)
 
 
+def test_saved_state_format_is_pinned_without_starting_ray():
+    # Checkpoints saved before must still restore: a change to the saved keys or values shows here.
+    root = iter(hr.Dataset.range(6).run_on("127.0.0.1:1", num_workers=2))._root
+    assert root.get_state() == {"shares": [{"state": None, "skip": 0, "done": False}] * 2, "turn": 0}
+    saved = {
+        "shares": [
+            {"state": {"index": 2}, "skip": 1, "done": False},
+            {"state": None, "skip": 0, "done": True},
+        ],
+        "turn": 1,
+    }
+    root.set_state(saved)
+    assert root.get_state() == saved
+    assert [lane.resume for lane in root.lanes] == [({"index": 2}, 1), (None, 0)]
+    with pytest.raises(hr.CheckpointError, match=r"shares\[1\] of the saved state is not a share's state"):
+        root.set_state({**saved, "shares": [saved["shares"][0], {"state": None, "skip": -1, "done": False}]})
+    with pytest.raises(hr.CheckpointError, match="'turn' is 2"):
+        root.set_state({**saved, "turn": 2})
+    assert root.get_state() == saved  # nothing restored from a bad state
+
+
 def test_bad_arguments():
     with pytest.raises(hr.InvalidArgumentError, match="num_workers"):
         hr.Dataset.range(3).run_on(num_workers=0)

@@ -17,7 +17,8 @@ from ..core.node import (
     derived,
 )
 from ..core.spec import TensorSpec, common_spec
-from ..core.state import Owed
+from ..core.state import Bool, Child, Children, Field, Int, Owed, StateFields
+from .support.state_fields import Bools, per_dataset
 
 
 def _names(count: int) -> list[str]:
@@ -118,8 +119,33 @@ def _as_choice(value: Any) -> int | str:
     return f"{type(value).__name__} {value!r}"[:80]
 
 
+class _Choices(Field):
+    """Choices pulled and not yet served: checked when served, as fresh ones are."""
+
+    def save(self, stage: Any) -> list:
+        return list(stage.choices)
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> list:
+        return fields.list(self.name)
+
+
+class _Owed(Owed):
+    """Owed rows at any position: ``position`` counts choices, not the rows' positions."""
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> list:
+        return super().load(fields, stage, {})
+
+
 class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
-    state_keys = ("choice", "datasets", "exhausted", "done", "position", "choices", "owed")
+    state_fields = (
+        Child("choice"),
+        Children("datasets"),
+        Bools("exhausted", length=per_dataset),
+        Bool("done"),
+        Int("position"),
+        _Choices("choices"),
+        _Owed(),
+    )
 
     def __init__(self, node: ChooseFromDatasetsNode, choice: NodeIterator, datasets: list[NodeIterator]):
         super().__init__(node, choice, *datasets)
@@ -204,31 +230,3 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
         for it in self.datasets:
             it.reset()
         self._start()
-
-    def get_state(self) -> dict:
-        return {
-            "choice": self.choice.get_state(),
-            "datasets": [it.get_state() for it in self.datasets],
-            "exhausted": list(self.exhausted),
-            "done": self.done,
-            "position": self.position,
-            "choices": list(self.choices),
-            "owed": Owed().save(self),
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        count = len(self.datasets)
-        datasets = fields.list("datasets", length=count)
-        exhausted = [
-            fields.check_bool(e, f"exhausted[{i}]")
-            for i, e in enumerate(fields.list("exhausted", length=count))
-        ]
-        done, position = fields.bool("done"), fields.int("position")
-        choices = fields.list("choices")  # served values are checked when served, as fresh ones are
-        owed = Owed().load(fields, self, {})
-        self.choice.set_state(fields.dict("choice"))
-        for i, (it, sub) in enumerate(zip(self.datasets, datasets)):
-            it.set_state(fields.record(sub, f"datasets[{i}]", ()).state)
-        self.exhausted, self.done, self.position, self.choices = exhausted, done, position, choices
-        Owed().restore(self, owed)

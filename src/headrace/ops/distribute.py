@@ -34,6 +34,7 @@ import numpy as np
 from ..core.args import integer
 from ..core.errors import CheckpointError, InvalidArgumentError, check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
+from ..core.state import Bool, Child, Field, Int, StateFields
 from ..core.structure import map_structure
 
 REMAINDERS = ("repeat", "pad", "drop")
@@ -201,12 +202,40 @@ def per_replica_count(total: int, num_replicas: int, remainder: str) -> int:
     return full + (1 if partial and remainder != "drop" else 0)
 
 
+class _Workers(Field):
+    """``[num_workers, worker]`` of the saving iterator: checked against this one's, never restored."""
+
+    def save(self, stage: Any) -> list:
+        return [stage.layout.num_workers, stage.layout.worker]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> None:
+        workers = fields.list(self.name, length=2)
+        saved_workers = fields.check_int(workers[0], f"{self.name}[0]", low=1)
+        saved_worker = fields.check_int(workers[1], f"{self.name}[1]", high=saved_workers - 1)
+        mine = (stage.layout.num_workers, stage.layout.worker)
+        if (saved_workers, saved_worker) != mine and max(saved_workers, mine[0]) > 1:
+            raise CheckpointError(
+                f"{stage.name}: the state was saved by worker {saved_worker} of {saved_workers} and cannot "
+                f"restore worker {mine[1]} of {mine[0]}: keep the number of DataLoader workers when resuming "
+                "(the number of ranks may change)"
+            )
+
+    def restore(self, stage: Any, value: Any) -> None:
+        pass
+
+
 class DistributeIterator(NodeIterator[DistributeNode]):
     """State: ``position``, the input position of the next block this iterator takes, and ``read``,
     how far its input stands. With one worker per replica both are the same on every replica (blocks
     are read or skipped whole), which is what makes a state restorable on another rank or job size."""
 
-    state_keys = ("parent", "position", "read", "workers", "done")
+    state_fields = (
+        Child("parent"),
+        Int("position"),
+        Int("read", high=lambda stage, values: values["position"]),  # the next block is at or past it
+        _Workers("workers"),
+        Bool("done"),
+    )
 
     def __init__(self, node: DistributeNode, parent: NodeIterator, layout: Layout):
         super().__init__(node, parent)
@@ -310,30 +339,3 @@ class DistributeIterator(NodeIterator[DistributeNode]):
     def reset(self) -> None:
         self.parent.reset()
         self._start(0)
-
-    def get_state(self) -> dict:
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "read": self.read,
-            "workers": [self.layout.num_workers, self.layout.worker],
-            "done": self.done,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        workers = fields.list("workers", length=2)
-        saved_workers = fields.check_int(workers[0], "workers[0]", low=1)
-        saved_worker = fields.check_int(workers[1], "workers[1]", high=saved_workers - 1)
-        mine = (self.layout.num_workers, self.layout.worker)
-        if (saved_workers, saved_worker) != mine and max(saved_workers, mine[0]) > 1:
-            raise CheckpointError(
-                f"{self.name}: the state was saved by worker {saved_worker} of {saved_workers} and cannot "
-                f"restore worker {mine[1]} of {mine[0]}: keep the number of DataLoader workers when resuming "
-                "(the number of ranks may change)"
-            )
-        read = fields.int("read")
-        position = fields.int("position", low=read)
-        done = fields.bool("done")
-        self.parent.set_state(fields.dict("parent"))
-        self.position, self.read, self.done = position, read, done

@@ -22,7 +22,7 @@ from ..core.node import (
     dataset_node,
     note_stage,
 )
-from ..core.state import ERROR, Owed, encode_element
+from ..core.state import ERROR, Bool, Child, Field, Int, Owed, StateFields, encode_element
 from .support.elementwise import owed_inputs
 
 _MAX_PULL = 1024
@@ -109,8 +109,80 @@ class GroupByWindowNode(Node):
         return GroupByWindowIterator(self, self.parents[0].iterator(ctx), ctx)
 
 
+class _Groups(Field):
+    """Unfinished windows, ``[[key, [element, ...]], ...]``."""
+
+    def save(self, stage: Any) -> list:
+        return [[key, [encode_element(e) for e in group]] for key, group in stage.groups.items()]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> dict[int, list]:
+        groups = {}
+        for i, (key, group) in enumerate(fields.rows(self.name, 2)):
+            if not isinstance(group, list):
+                raise fields.fail(f"{self.name}[{i}][1]", group, "a list of elements")
+            groups[fields.check_int(key, f"{self.name}[{i}][0]", low=None)] = [
+                fields.check_element(e, f"{self.name}[{i}][1][{j}]") for j, e in enumerate(group)
+            ]
+        return groups
+
+
+class _WindowSizes(Field):
+    """Each key's window size, ``[[key, size], ...]``; every group (read before) must be short of it."""
+
+    def save(self, stage: Any) -> list:
+        return [[key, size] for key, size in stage.window_sizes.items()]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> dict[int, int]:
+        window_sizes = {
+            fields.check_int(key, f"{self.name}[{i}][0]", low=None): fields.check_int(
+                size, f"{self.name}[{i}][1]", low=1
+            )
+            for i, (key, size) in enumerate(fields.rows(self.name, 2))
+        }
+        for key, group in values["groups"].items():
+            if len(group) >= window_sizes.get(key, 0):  # a full window would have been reduced
+                raise fields.fail(
+                    "groups", f"{len(group)} elements under key {key}", "fewer than that key's window size"
+                )
+        return window_sizes
+
+
+class _Current(Field):
+    """The window being yielded (or null): its key, elements and its dataset's state. Restoring
+    rebuilds that dataset by calling reduce_func again on the saved window."""
+
+    def save(self, stage: Any) -> dict | None:
+        if stage.current is None:
+            return None
+        key, elements, sub = stage.current
+        return {"key": key, "elements": [encode_element(e) for e in elements], "state": sub.get_state()}
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> tuple[int, list, dict] | None:
+        saved = fields.dict(self.name, optional=True)
+        if saved is None:
+            return None
+        current = fields.record(saved, self.name, ("key", "elements", "state"))
+        return current.int("key", low=None), current.elements("elements"), current.dict("state")
+
+    def restore(self, stage: Any, value: Any) -> None:
+        stage._close_current()
+        if value is not None:
+            key, elements, state = value
+            sub = stage._open(key, elements)
+            sub.set_state(state)
+            stage.current = (key, elements, sub)
+
+
 class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
-    state_keys = ("parent", "position", "end_of_input", "owed", "groups", "window_sizes", "current")
+    state_fields = (
+        Child("parent"),
+        Int("position"),
+        Bool("end_of_input"),
+        Owed(),
+        _Groups("groups"),
+        _WindowSizes("window_sizes"),
+        _Current("current"),
+    )
 
     def __init__(self, node: GroupByWindowNode, parent: NodeIterator, ctx: Context):
         super().__init__(node, parent)
@@ -245,61 +317,3 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
     def close(self) -> None:
         self._close_current()
         super().close()
-
-    def get_state(self) -> dict:
-        current = None
-        if self.current is not None:
-            key, elements, sub = self.current
-            current = {
-                "key": key,
-                "elements": [encode_element(e) for e in elements],
-                "state": sub.get_state(),
-            }
-        return {
-            "parent": self.parent.get_state(),
-            "position": self.position,
-            "end_of_input": self.end_of_input,
-            "owed": Owed().save(self),
-            "groups": [[key, [encode_element(e) for e in group]] for key, group in self.groups.items()],
-            "window_sizes": [[key, size] for key, size in self.window_sizes.items()],
-            "current": current,
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        position, end_of_input = fields.int("position"), fields.bool("end_of_input")
-        owed = Owed().load(fields, self, {"position": position})
-        groups = {}
-        for i, (key, group) in enumerate(fields.rows("groups", 2)):
-            if not isinstance(group, list):
-                raise fields.fail(f"groups[{i}][1]", group, "a list of elements")
-            groups[fields.check_int(key, f"groups[{i}][0]", low=None)] = [
-                fields.check_element(e, f"groups[{i}][1][{j}]") for j, e in enumerate(group)
-            ]
-        window_sizes = {
-            fields.check_int(key, f"window_sizes[{i}][0]", low=None): fields.check_int(
-                size, f"window_sizes[{i}][1]", low=1
-            )
-            for i, (key, size) in enumerate(fields.rows("window_sizes", 2))
-        }
-        for key, group in groups.items():
-            if len(group) >= window_sizes.get(key, 0):  # a full window would have been reduced
-                raise fields.fail(
-                    "groups", f"{len(group)} elements under key {key}", "fewer than that key's window size"
-                )
-        saved = fields.dict("current", optional=True)
-        current = None
-        if saved is not None:
-            current = fields.record(saved, "current", ("key", "elements", "state"))
-            current_key, current_elements = current.int("key", low=None), current.elements("elements")
-            current_state = current.dict("state")
-        self._close_current()
-        self.parent.set_state(fields.dict("parent"))
-        self.position, self.end_of_input = position, end_of_input
-        Owed().restore(self, owed)
-        self.groups, self.window_sizes = groups, window_sizes
-        if current is not None:
-            # The window's dataset is rebuilt by calling reduce_func again on the saved window.
-            sub = self._open(current_key, current_elements)
-            sub.set_state(current_state)
-            self.current = (current_key, current_elements, sub)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..core.errors import CheckpointError, add_note, check
 from ..core.node import Context, Fields, Node, NodeIterator
+from ..core.state import Field, Int, StateFields
 
 MAX_RESTARTS = 3  # per share and epoch: a share that kills its worker again and again is a bug, not bad luck
 
@@ -90,8 +91,39 @@ class _Lane:
         return {"state": self.state, "skip": self.skip + self.consumed, "done": self.done}
 
 
+class _Shares(Field):
+    """Each share's worker state at its chunk in hand, the elements of it served, and whether it
+    ended; restoring stops the actors running (new ones start from the restored shares)."""
+
+    def save(self, stage: Any) -> list:
+        return [lane.saved() for lane in stage.lanes]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> list[_Lane]:
+        lanes = []
+        for j, saved in enumerate(fields.list(self.name, length=len(stage.lanes))):
+            if not (
+                isinstance(saved, dict)
+                and set(saved) == {"state", "skip", "done"}
+                and (saved["state"] is None or isinstance(saved["state"], dict))
+                and isinstance(saved["skip"], int)
+                and saved["skip"] >= 0
+                and isinstance(saved["done"], bool)
+            ):
+                raise CheckpointError(
+                    f"{stage.name}: {self.name}[{j}] of the saved state is not a share's state: {saved!r}"
+                )
+            lanes.append(_Lane(saved["state"], saved["skip"], saved["done"]))
+        return lanes
+
+    def restore(self, stage: Any, value: Any) -> None:
+        for lane in stage.lanes:
+            if lane.actor is not None:
+                stage._stop(lane)
+        stage.lanes = value
+
+
 class RunOnIterator(NodeIterator[RunOnNode]):
-    state_keys = ("shares", "turn")
+    state_fields = (_Shares("shares"), Int("turn", high=lambda stage, values: len(stage.lanes) - 1))
 
     def __init__(self, node: RunOnNode, ctx: Context):
         super().__init__(node)
@@ -225,32 +257,6 @@ class RunOnIterator(NodeIterator[RunOnNode]):
             lane.state, lane.skip, lane.resume = state, 0, (state, 0)
             lane.chunk, lane.consumed, lane.done, lane.restarts = [], 0, False, 0
         self.turn = 0
-
-    def get_state(self) -> dict:
-        return {"shares": [lane.saved() for lane in self.lanes], "turn": self.turn}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        shares = fields.list("shares", length=len(self.lanes))
-        turn = fields.int("turn", high=len(self.lanes) - 1)
-        lanes = []
-        for j, saved in enumerate(shares):
-            if not (
-                isinstance(saved, dict)
-                and set(saved) == {"state", "skip", "done"}
-                and (saved["state"] is None or isinstance(saved["state"], dict))
-                and isinstance(saved["skip"], int)
-                and saved["skip"] >= 0
-                and isinstance(saved["done"], bool)
-            ):
-                raise CheckpointError(
-                    f"{self.name}: shares[{j}] of the saved state is not a share's state: {saved!r}"
-                )
-            lanes.append(_Lane(saved["state"], saved["skip"], saved["done"]))
-        for lane in self.lanes:
-            if lane.actor is not None:
-                self._stop(lane)
-        self.lanes, self.turn = lanes, turn
 
     def counters(self) -> dict:
         return {

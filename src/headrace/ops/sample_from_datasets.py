@@ -21,7 +21,8 @@ from ..core.node import (
     resolve_seed,
 )
 from ..core.spec import common_spec
-from ..core.state import Owed
+from ..core.state import Bool, Children, Field, Int, Owed, Seed, StateFields
+from .support.state_fields import Bools, per_dataset
 
 _BLOCK = 256  # uniforms drawn per numpy call
 
@@ -176,18 +177,48 @@ class SampleFromDatasetsNode(Node):
         )
 
 
+class _Weights(Field):
+    """The weights dataset's state: null when weights are fixed (a saved one is then ignored)."""
+
+    child = True
+
+    def save(self, stage: Any) -> dict | None:
+        return None if stage.weights is None else stage.weights.get_state()
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> dict | None:
+        return fields.dict(self.name, optional=stage.weights is None)
+
+    def restore(self, stage: Any, value: Any) -> None:
+        if stage.weights is not None:  # then value is a dict (load)
+            stage.weights.set_state(value)
+
+
+class _Choices(Field):
+    """Choices drawn and not yet served: dataset indices, or text for a bad weights vector."""
+
+    def save(self, stage: Any) -> list:
+        return list(stage.choices)
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> list:
+        high = len(stage.datasets) - 1
+        return [
+            c if isinstance(c, str) else fields.check_int(c, f"{self.name}[{i}]", high=high)
+            for i, c in enumerate(fields.list(self.name))
+        ]
+
+
 class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
-    state_keys = (
-        "datasets",
-        "weights",
-        "exhausted",
-        "done",
-        "seed",
-        "iteration",
-        "epoch",
-        "draws",
-        "choices",
-        "owed",
+    state_fields = (
+        Children("datasets"),
+        _Weights("weights"),
+        Bools("exhausted", length=per_dataset),
+        Bool("done"),
+        Seed("seed"),
+        Int("iteration"),
+        Int("epoch"),
+        Int("draws", high=2**64 - 1),
+        _Choices("choices"),
+        Owed(),
     )
 
     def __init__(
@@ -337,42 +368,5 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             it.reset()
         self._start(self.epoch + 1 if self.node.rerandomize_each_iteration else self.epoch)
 
-    def get_state(self) -> dict:
-        return {
-            "datasets": [it.get_state() for it in self.datasets],
-            "weights": None if self.weights is None else self.weights.get_state(),
-            "exhausted": list(self.exhausted),
-            "done": self.done,
-            "seed": self.seed,
-            "iteration": self.iteration,
-            "epoch": self.epoch,
-            "draws": self.draws,
-            "choices": list(self.choices),
-            "owed": Owed().save(self),
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        count = len(self.datasets)
-        datasets = fields.list("datasets", length=count)
-        weights = fields.dict("weights", optional=self.weights is None)
-        seed, iteration, epoch = fields.seed("seed"), fields.int("iteration"), fields.int("epoch")
-        draws = fields.int("draws", high=2**64 - 1)
-        exhausted = [
-            fields.check_bool(e, f"exhausted[{i}]")
-            for i, e in enumerate(fields.list("exhausted", length=count))
-        ]
-        done = fields.bool("done")
-        choices = [
-            c if isinstance(c, str) else fields.check_int(c, f"choices[{i}]", high=count - 1)
-            for i, c in enumerate(fields.list("choices"))
-        ]
-        owed = Owed().load(fields, self, {})
-        for i, (it, sub) in enumerate(zip(self.datasets, datasets)):
-            it.set_state(fields.record(sub, f"datasets[{i}]", ()).state)
-        if self.weights is not None and weights is not None:  # weights is a dict when self.weights is set
-            self.weights.set_state(weights)
-        self.seed, self.iteration, self.epoch = seed, iteration, epoch
-        self._seek(draws)
-        self.exhausted, self.done, self.choices = exhausted, done, choices
-        Owed().restore(self, owed)
+    def restored(self) -> None:
+        self._seek(self.draws)  # the random stream, at the restored seed, epoch and draw
