@@ -101,6 +101,36 @@ def test_an_error_held_back_does_not_leak_into_the_next_epoch():
         it.next_chunk(5)
 
 
+class _Refuses(NodeIterator):
+    """A stage with a hand-written pair whose set_state refuses every state."""
+
+    def set_state(self, state):
+        raise CheckpointError("refused")
+
+
+def test_a_refused_state_keeps_what_the_stage_owed():
+    # The owed elements and the held error belong to the position the stage is at; a checkpoint that
+    # is refused moves nothing, so they must still be there (they were dropped before the check).
+    it = hr.Dataset.range(10).map(_fails_on_three).node.iterator(Context())
+    assert [int(x) for x in it.next_chunk(5)] == [0, 1, 2]  # the error at 3 is held, 4 owed
+    owed = list(it.owed)
+    with pytest.raises(CheckpointError):
+        it.set_state({"nonsense": 1})
+    assert list(it.owed) == owed
+    with pytest.raises(ValueError, match="three"):
+        it.next_chunk(5)
+    rest = []
+    with pytest.raises(StopIteration):
+        while True:
+            rest += [int(x) for x in it.next_chunk(5)]
+    assert rest == [4, 5, 6, 7, 8, 9]
+    hand_written = _Refuses(RangeNode(0, 3, 1))
+    hand_written.owed.extend(owed)
+    with pytest.raises(CheckpointError):
+        hand_written.set_state({})
+    assert list(hand_written.owed) == owed
+
+
 # --- chunks keep an error's place in element order ------------------------------------------------
 def _fails_on_5_and_11(x):
     if int(x) in (5, 11):

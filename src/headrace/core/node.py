@@ -540,6 +540,11 @@ class Node:
 NodeT = TypeVar("NodeT", bound=Node)
 
 
+def _put_back(owed: deque, kept: list) -> None:
+    owed.clear()
+    owed.extend(kept)
+
+
 def _forgets_owed(method: Any) -> Any:
     """Wrap ``reset``/``set_state``: what a stage owed (elements, a held error) belongs to the position
     it leaves, not to the next epoch or a restored one (a declared state then restores its own)."""
@@ -549,9 +554,15 @@ def _forgets_owed(method: Any) -> Any:
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any) -> Any:
         owed = self.__dict__.get("owed")
-        if owed:
-            owed.clear()
-        return method(self, *args)
+        if not owed:
+            return method(self, *args)
+        kept = list(owed)
+        owed.clear()
+        try:
+            return method(self, *args)
+        except BaseException:
+            _put_back(owed, kept)  # a refused state (or a failed rewind) moves nothing
+            raise
 
     wrapper._headrace_forgets = True  # type: ignore[attr-defined]
     return wrapper
@@ -705,8 +716,13 @@ class NodeIterator(Generic[NodeT]):
     def set_state(self, state: dict) -> None:
         if not self.state_fields:
             raise NotImplementedError(f"{self.name} cannot restore a state")
+        kept = list(self.owed)
         self.owed.clear()
-        restore_fields(self, self.state_fields, self.upgraded_state(state))
+        try:
+            restore_fields(self, self.state_fields, self.upgraded_state(state))
+        except BaseException:
+            _put_back(self.owed, kept)  # checked before anything changed: a refused state moves nothing
+            raise
         self.restored()
 
     def upgraded_state(self, state: Any) -> Any:
