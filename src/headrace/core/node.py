@@ -708,22 +708,38 @@ class NodeIterator(Generic[NodeT]):
         return None when this stage cannot skip without reading (the default)."""
         return None
 
+    def state_owner(self) -> NodeIterator | None:
+        """The stage whose state is this stage's, for a stage that handed its work to another (a
+        vectorised map gone per element): ``get_state`` and ``set_state`` go there. None: the stage
+        saves its own ``state_fields``."""
+        return None
+
     def get_state(self) -> dict:
+        owner = self.state_owner()
+        if owner is not None:
+            return owner.get_state()
         if not self.state_fields:
             raise NotImplementedError(f"{self.name} cannot save its state")
         return save_fields(self, self.state_fields)
 
     def set_state(self, state: dict) -> None:
-        if not self.state_fields:
+        owner = self.state_owner()
+        if owner is None and not self.state_fields:
             raise NotImplementedError(f"{self.name} cannot restore a state")
         kept = list(self.owed)
         self.owed.clear()
         try:
-            restore_fields(self, self.state_fields, self.upgraded_state(state))
+            if owner is not None:
+                owner.set_state(state)
+            else:
+                restore_fields(self, self.state_fields, self.upgraded_state(state))
         except BaseException:
             _put_back(self.owed, kept)  # checked before anything changed: a refused state moves nothing
             raise
-        self.restored()
+        if owner is not None:
+            self.produced = owner.produced
+        else:
+            self.restored()
 
     def upgraded_state(self, state: Any) -> Any:
         """``state`` in the declared format: a stage whose saved format changed turns an older

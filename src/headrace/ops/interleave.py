@@ -52,6 +52,10 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
     def _open(self, element: Any, position: int) -> NodeIterator:
         return open_user_dataset(self, self.node.map_func, element, position, self.ctx)
 
+    def _open_saved(self, element: Any, position: int) -> NodeIterator:
+        """Open a slot a checkpoint saved (its state is restored next): as any slot here."""
+        return self._open(element, position)
+
     def _restored(self, sub: NodeIterator, state: dict) -> NodeIterator:
         """``sub`` set to a saved slot state; one a reader saved with elements read ahead yields
         those first."""
@@ -197,7 +201,7 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             # Sub-datasets are rebuilt by calling map_func again on the saved input element.
             element = saved.element("input")
             position = saved.int("position")
-            sub = self._restored(self._open(element, position), saved.dict("state"))
+            sub = self._restored(self._open_saved(element, position), saved.dict("state"))
             self.slots[index] = (element, position, sub)
             self.open_count += 1
 

@@ -264,7 +264,6 @@ class ParallelInterleaveIterator(InterleaveIterator):
         # what share of its time it waited for a core meanwhile (a busy machine), not for its reads.
         self.inline = False  # decided: new slots are read in the consumer's thread
         self.readers_gone = False  # inline, and every reader of the trial has closed
-        self.restoring = False  # set_state reopens slots as readers: a saved slot may owe read-ahead
         self.executor_reason = (
             "trying reader threads against inline reads (too few elements read yet)"
             if TRY_INLINE
@@ -275,7 +274,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         self.opens += 1
         trial = self.trial
         inline = self.inline or (trial is not None and self.opens % 2 == 0)
-        kind = "reader" if self.restoring or not inline else "inline"
+        kind = "reader" if not inline else "inline"
         # what opening costs the consumer (ConsumerTimed books it); the kernel is asked for the
         # run-queue delay only where the trial books it: inline slots
         start = (perf_ns(), thread_time_ns(), run_delay_ns() if trial is not None and kind == "inline" else 0)
@@ -284,9 +283,15 @@ class ParallelInterleaveIterator(InterleaveIterator):
             sub = self._read_ahead(sub)
         elif self.gate is not None and (trial is not None or self._readers_left()):
             sub = cast(NodeIterator, GatedReads(sub, self.gate))
-        if trial is None or self.restoring:
+        if trial is None:
             return sub
         return cast(NodeIterator, ConsumerTimed(sub, kind, start, trial))
+
+    def _open_saved(self, element: Any, position: int) -> NodeIterator:
+        """A saved slot reopens as a reader, outside the trial: its state may owe elements its reader had
+        read ahead, which a reader takes back."""
+        self.opens += 1
+        return self._read_ahead(super()._open(element, position))
 
     def _restored(self, sub: NodeIterator, state: dict) -> NodeIterator:
         sub.set_state(state)  # restoring opens readers, which take their elements read ahead back
@@ -356,13 +361,6 @@ class ParallelInterleaveIterator(InterleaveIterator):
                 f"{figures}: new slots are read inline (each read computes briefly: a thread per slot "
                 "costs more in start-up and hand-offs than reading at once saves)"
             )
-
-    def set_state(self, state: dict) -> None:
-        self.restoring = True
-        try:
-            super().set_state(state)
-        finally:
-            self.restoring = False
 
     def __next__(self) -> Any:
         if self.trial is not None:

@@ -1708,15 +1708,8 @@ class ChunkMapIterator(MapIterator):
             )
         self._switch = True
 
-    def get_state(self) -> dict:
-        return self.delegate.get_state() if self.delegate is not None else super().get_state()
-
-    def set_state(self, state: dict) -> None:
-        if self.delegate is not None:
-            self.delegate.set_state(state)
-            self.produced = self.delegate.produced
-            return
-        super().set_state(state)
+    def state_owner(self) -> NodeIterator | None:
+        return self.delegate  # None while vectorised: the map's own declared state
 
     def reset(self) -> None:
         if self.delegate is not None:
@@ -1918,10 +1911,5 @@ class VectorizedMapIterator(NodeIterator):
     def reset(self) -> None:
         self._current().reset()
 
-    def get_state(self) -> dict:
-        return self._current().get_state()
-
-    def set_state(self, state: dict) -> None:
-        current = self._current()
-        current.set_state(state)
-        self.produced = current.produced
+    def state_owner(self) -> NodeIterator:
+        return self._current()
