@@ -646,6 +646,63 @@ def test_cifar_augmentation_pad_then_random_crop_runs_vectorised():
     assert got[0][0].shape == (4, 3, 8, 8) and got[0][1].shape == (4, 9, 9, 3)
 
 
+def random_apply(image, label):
+    # the tutorials' "apply with probability p": a cond on a per-element draw
+    image = tf.cond(tf.random.uniform([]) > 0.5, lambda: tf.image.flip_left_right(image), lambda: image)
+    image = tf.image.convert_image_dtype(image, tf.float32)
+    image = tf.cond(label > 4, lambda: image * 0.5, lambda: tf.image.adjust_brightness(image, 0.1))
+    pair = tf.cond(label % 2 == 0, lambda: (label, image[0, 0]), lambda: (label * 10, image[1, 1]))
+    return image, pair
+
+
+def test_cond_on_a_traced_predicate_runs_vectorised_with_each_elements_branch():
+    images = np.random.default_rng(3).integers(0, 255, (10, 6, 5, 3), dtype=np.uint8)
+    labels = np.arange(10, dtype=np.int64)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices((images, labels)).map(random_apply, seed=4).batch(4)
+
+    got, text = check(make(), reference=make())
+    assert "random.uniform, gt, image.flip_left_right, cond" in text
+    assert [b[1][0].tolist() for b in got] == [[0, 10, 2, 30], [4, 50, 6, 70], [8, 90]]
+
+
+@pytest.mark.parametrize(
+    "fn, reason",
+    [
+        (
+            lambda x: tf.cond(x[0] > 0, lambda: x + tf.random.uniform([2]), lambda: x),
+            "cond whose branches draw random numbers",
+        ),
+        (lambda x: tf.reduce_sum(tf.cond(x[0] > 0, lambda: x, lambda: x[:1])), "different shapes or dtypes"),
+        (lambda x: sum(tf.cond(x[0] > 0, lambda: (x, x), lambda: (x, x, x))), "different structures"),
+    ],
+)
+def test_cond_that_cannot_select_per_element_stays_per_element(fn, reason):
+    data = np.arange(-4, 4, dtype=np.float32).reshape(4, 2)
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn, seed=1).batch(2)
+    _, text = check(
+        ds, vectorised=False, reference=tf.data.Dataset.from_tensor_slices(data).map(fn, seed=1).batch(2)
+    )
+    assert reason in text
+
+
+def test_cond_whose_other_branch_fails_falls_back_to_the_per_element_values():
+    # per element only the branch taken runs; the batched call computes both, and the lookup fails for
+    # the ids past the table, which take the other branch: the map warns, naming the op, and runs per
+    # element, with the per-element values
+    table = np.arange(10, dtype=np.float32) * 10
+    data = np.array([4, 12, 12, 3], np.int64)
+
+    def fn(n):
+        return tf.cond(n < 10, lambda: tf.gather(table, n), lambda: tf.constant(-1.0))
+
+    ds = tf.data.Dataset.from_tensor_slices(data).map(fn).batch(4)
+    with pytest.warns(vectorize.VectorizationWarning, match="gather"):
+        got = list(ds)
+    assert got[0].tolist() == [40.0, -1.0, -1.0, 30.0]
+
+
 def test_where_with_one_argument_stays_per_element():
     # the coordinates of the true entries: their number differs between elements
     data = np.array([[1, 0, 2], [0, 0, 3], [4, 5, 6]], np.int64)

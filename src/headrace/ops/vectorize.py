@@ -1100,6 +1100,56 @@ def _parts_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict
     ]
 
 
+def _cond_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """``cond(pred, true_fn, false_fn)`` on a traced predicate: both branches traced and computed for
+    the batch, each element taking its own branch's values (TF's vectorised_map turns a cond into a
+    select the same way). Refused when a branch draws random numbers (the per-element run draws only
+    in the branch taken) or the branches' values differ in structure, dtype or shape. A branch that
+    fails on elements it was not taken for makes the batch fail, and the map then runs per element."""
+    bound = _bind(fn, args, kwargs)
+    pred = bound.get("pred")
+    if not isinstance(pred, Tracer):
+        return fn(*args, **kwargs)  # a fixed predicate: the branch taken is traced as it runs
+    if pred.varies or np.size(pred.example) != 1 or np.asarray(pred.example).dtype.kind not in "biuf":
+        raise Unsupported(f"{name} on a predicate that is not one number or bool per element")
+    true_fn, false_fn = bound.get("true_fn"), bound.get("false_fn")
+    if not (callable(true_fn) and callable(false_fn)):
+        return fn(*args, **kwargs)  # the op says what is wrong
+    random, graph.random = graph.random, False
+    try:
+        taken, other = true_fn(), false_fn()
+        if graph.random:
+            raise Unsupported(f"{name} whose branches draw random numbers (each element draws in one)")
+    finally:
+        graph.random = graph.random or random
+    leaves_t, leaves_f = flatten(taken), flatten(other)
+    numbered = list(range(len(leaves_t)))
+    if len(leaves_t) != len(leaves_f) or pack_as(taken, numbered) != pack_as(other, numbered):
+        raise Unsupported(f"{name} whose branches return different structures")
+    chosen = bool(np.asarray(pred.example).reshape(()))
+    out = []
+    for a, b in zip(leaves_t, leaves_f):
+        examples = [v.example if isinstance(v, Tracer) else v for v in (a, b)]
+        if not all(isinstance(e, (np.ndarray, np.generic)) for e in examples) or any(
+            isinstance(v, Tracer) and v.varies for v in (a, b)
+        ):
+            raise Unsupported(f"{name} whose branches return values other than tensors of one size")
+        if examples[0].shape != examples[1].shape or examples[0].dtype != examples[1].dtype:
+            raise Unsupported(f"{name} whose branches return values of different shapes or dtypes")
+        traced = [v for v in (a, b) if isinstance(v, Tracer)]
+        rank = np.ndim(examples[0])
+
+        def run(run_: Run, p: np.ndarray, *values: Any, a: Any = a, b: Any = b, rank: int = rank) -> Any:
+            given = iter(values)
+            when_true = next(given) if isinstance(a, Tracer) else a
+            when_false = next(given) if isinstance(b, Tracer) else b
+            mask = np.asarray(p).reshape((run_.n,) + (1,) * rank).astype(bool)
+            return np.where(mask, when_true, when_false)
+
+        out.append(graph.value(name, run, (pred, *traced), examples[0] if chosen else examples[1], None))
+    return pack_as(taken, out)
+
+
 _ELEMENTWISE = (
     "add subtract multiply truediv divide floordiv floormod pow maximum minimum squared_difference equal "
     "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor logical_not abs "
@@ -1120,6 +1170,7 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "zeros_like": _like_rule,
     "ones_like": _like_rule,
     "where": _where_rule,
+    "cond": _cond_rule,
     "roll": _axis_rule("axis"),
     "reverse": _axis_rule("axis"),
     "cumsum": _axis_rule("axis"),

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.spec import TensorSpec, as_dtype
+from ..core.trace_hook import traceable
 from . import nest
 from ._tensor import STRING, DTypeError, as_tensor, infer, is_tensor, out, python_as, tf_name
 from .array import stack
@@ -34,6 +35,7 @@ def _predicate(pred: Any, op: str) -> bool:
     return bool(array)
 
 
+@traceable("cond")
 def cond(
     pred: Any, true_fn: Callable | None = None, false_fn: Callable | None = None, name: str | None = None
 ) -> Any:
