@@ -540,11 +540,6 @@ class Node:
 NodeT = TypeVar("NodeT", bound=Node)
 
 
-def _put_back(owed: deque, kept: list) -> None:
-    owed.clear()
-    owed.extend(kept)
-
-
 def _forgets_owed(method: Any) -> Any:
     """Wrap ``reset``/``set_state``: what a stage owed (elements, a held error) belongs to the position
     it leaves, not to the next epoch or a restored one (a declared state then restores its own)."""
@@ -561,7 +556,8 @@ def _forgets_owed(method: Any) -> Any:
         try:
             return method(self, *args)
         except BaseException:
-            _put_back(owed, kept)  # a refused state (or a failed rewind) moves nothing
+            owed.clear()
+            owed.extend(kept)  # a refused state (or a failed rewind) moves nothing
             raise
 
     wrapper._headrace_forgets = True  # type: ignore[attr-defined]
@@ -722,20 +718,15 @@ class NodeIterator(Generic[NodeT]):
             raise NotImplementedError(f"{self.name} cannot save its state")
         return save_fields(self, self.state_fields)
 
+    @_forgets_owed  # as a subclass's own pair: the owed queue goes, and comes back if the state is refused
     def set_state(self, state: dict) -> None:
         owner = self.state_owner()
         if owner is None and not self.state_fields:
             raise NotImplementedError(f"{self.name} cannot restore a state")
-        kept = list(self.owed)
-        self.owed.clear()
-        try:
-            if owner is not None:
-                owner.set_state(state)
-            else:
-                restore_fields(self, self.state_fields, self.upgraded_state(state))
-        except BaseException:
-            _put_back(self.owed, kept)  # checked before anything changed: a refused state moves nothing
-            raise
+        if owner is not None:
+            owner.set_state(state)
+        else:
+            restore_fields(self, self.state_fields, self.upgraded_state(state))
         if owner is not None:
             self.produced = owner.produced
         else:
