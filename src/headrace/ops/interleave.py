@@ -110,7 +110,20 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             self._advance_cycle()
         self.produced += count
 
+    #: Whether each call begins with ``_step`` (the parallel cycle's trial, or taking an element ready
+    #: elsewhere): one check here instead of a second layer of calls per element.
+    stepping = False
+
+    def _step(self) -> tuple[bool, Any]:
+        """``(True, element)`` to hand out instead of the cycle's next, else ``(False, None)``."""
+        return False, None
+
     def __next__(self) -> Any:
+        if self.stepping:
+            ready, value = self._step()
+            if ready:
+                self.produced += 1
+                return value
         while True:
             slot = self.slots[self.cycle_index]
             sub = slot[2] if slot is not None else self._current()  # the common case skips a call

@@ -12,17 +12,20 @@ then read ahead concurrently. Checkpoints stay exact: each slot's state is its s
 after the last element handed out (plus, rarely, elements it read ahead but did not hand out).
 
 Whatever ``num_parallel_calls`` (AUTOTUNE or a number: a parallel ``map`` measures its function
-too), slots are tried both ways first: they open alternately with a reader thread and *inline* (read
-in the consumer's thread, as the serial interleave does). What each slot costs the consumer's thread
-(opening, waiting for or reading its elements, closing) is booked to its kind; once each kind gave
-``TRIAL_ELEMENTS`` elements (``TRIAL_EARLY_ELEMENTS`` when one costs over ``TRIAL_CLEAR`` times the
-other), the cheaper kind per element reads every later slot (inline only when it costs under
-``TRIAL_INLINE`` of a reader, and never when inline reads mostly wait: ``TRIAL_WAITS`` of the time
-they were not queued for a core on the CPU, unless they cost under half a reader's), and when
-readers win the trial's inline slots get readers at once. Many
-small files that compute (a page-cached read of a few records) are read fastest inline: a thread
-per file costs more in start-up and hand-offs than the overlap saves; slow storage gets readers.
-The report and ``counters()`` say which and why.
+too), slots are tried both ways first, one way at a time so neither disturbs the other's figures
+(a reader thread holding the GIL slows an inline read beside it, which then looks dear): the first
+slots are read *inline*, in the consumer's thread as the serial interleave does, then every open
+slot gets a reader thread. Each phase books what the consumer's thread pays per element read
+(waiting for or reading it) and per slot opened (``map_func``, a thread start, closing), over at
+least ``TRIAL_ELEMENTS`` elements and ``TRIAL_MIN_SLOTS`` slots (a phase of long sub-datasets,
+which rarely open, also ends after ``TRIAL_MAX_ELEMENTS``); an element then costs its read plus its
+share of a slot's opening. Inline reads that mostly wait (off the CPU for all but ``TRIAL_WAITS`` of
+the time they were not queued for a core: storage, network) get readers at once. Otherwise readers
+stay only when they cost the consumer under ``TRIAL_READERS`` of inline's: reads that compute and
+hold the GIL (a page-cached read of a few records) gain nothing from a thread per slot, which costs
+start-up and hand-offs, while reads that release it (decompression, decoding) overlap. On an inline
+verdict the readers hand back what they read ahead and their slots go on inline. The report and
+``counters()`` say which and why.
 
 Part of the interleave op, not of ``runtime/`` (which never imports ops): it extends the serial
 interleave iterator, and ``ops/interleave_node.py`` imports it only when a parallel interleave is built.
@@ -41,18 +44,21 @@ from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
 from ..core.state import StateFields, encode_element
 from ..runtime.choose import run_delay_ns
 from ..runtime.producer import BufferedIterator
-from .interleave import OWED, InterleaveIterator
+from .interleave import OWED, InterleaveIterator, OwedFirst
 
 TRY_INLINE = True  # False: every slot gets a reader thread, no trial (tests of the readers themselves)
-TRIAL_ELEMENTS = 32  # elements of each kind (from at least TRIAL_MIN_SLOTS slots each) before deciding
-TRIAL_EARLY_ELEMENTS = 16  # ... or this many, when one kind costs over TRIAL_CLEAR times the other
-TRIAL_MIN_SLOTS = 2
-TRIAL_CLEAR = 2.0
-# Inline only when its elements cost the consumer under this share of a reader's: the risk is lopsided
-# (readers lose a little on small computing reads, inline loses up to N x on reads that wait).
-TRIAL_INLINE = 0.8
-TRIAL_WAITS = 0.25  # inline reads using under this share of their time on the CPU wait: readers (GIL
-# waits beside the trial's readers and a busy machine's run queue took computing reads to 37-41%)
+TRIAL_ELEMENTS = 32  # elements booked in each phase before it ends
+TRIAL_MIN_SLOTS = 2  # ... and slots opened in it (the inline phase's first slot, cold, is not booked)
+TRIAL_MAX_ELEMENTS = 512  # ... unless this many elements came without them (long sub-datasets)
+TRIAL_EARLY_ELEMENTS = 8  # inline reads that wait get readers after this many (each may take long)
+# Readers stay only when an element costs the consumer under this share of inline's: ties go to
+# inline (no threads, nothing read ahead held), and reads that wait never reach the comparison.
+TRIAL_READERS = 0.8
+TRIAL_WAITS = 0.25  # inline reads using under this share of their unqueued time on the CPU wait: readers
+
+# A phase's book: what the consumer's thread paid for reads and opens (ns), how many, and the CPU
+# time and run-queue delay of the inline phase's reads and opens.
+READ_NS, ELEMENTS, OPENS, OPEN_NS, CPU_NS, QUEUED_NS = range(6)
 
 
 class Gate:
@@ -157,55 +163,46 @@ class GatedReads:
         return getattr(self.inner, name)
 
 
-def _zero() -> int:
-    return 0
-
-
 class ConsumerTimed:
-    """A slot's sub-iterator (reader or inline) during the trial: books what each call costs the
-    consumer's thread, and the elements it gave, to its kind (``books[kind]``: ns, elements, slots
-    opened, CPU ns of the reads, ns the thread sat waiting for a core during inline reads)."""
+    """A slot's sub-iterator (reader or inline) during its phase of the trial: books what each call
+    costs the consumer's thread (wall and CPU time), and the elements it gave, to the phase's book
+    (see ``READ_NS``); ``opened`` (the clocks when the slot began to open) books the opening too."""
 
-    def __init__(
-        self, inner: NodeIterator, kind: str, opened: tuple[int, int, int], books: dict[str, list[int]]
-    ):
-        self.inner, self.kind, self.book = inner, kind, books[kind]
-        # Waiting for a core is computing delayed, not waiting on storage: inline reads ask the
-        # kernel how long (about 10 us a read, during the trial only); readers' time is not split.
-        self.queued = run_delay_ns if kind == "inline" else _zero
-        self._book(*opened)  # opening the slot (map_func, the sub-iterator) costs the consumer too
-        self.book[2] += 1
+    def __init__(self, inner: NodeIterator, book: list[int], opened: tuple[int, int] | None):
+        self.inner, self.book = inner, book
+        if opened is not None:
+            self.book[OPEN_NS] += self._book(*opened)
+            self.book[OPENS] += 1
 
     def __next__(self) -> Any:
-        start, cpu, queued = perf_ns(), thread_time_ns(), self.queued()
+        start, cpu = perf_ns(), thread_time_ns()
         try:
             value = next(self.inner)
         finally:
-            self._book(start, cpu, queued)
-        self.book[1] += 1
+            self.book[READ_NS] += self._book(start, cpu)
+        self.book[ELEMENTS] += 1
         return value
 
     def next_chunk(self, n: int) -> list:
-        start, cpu, queued = perf_ns(), thread_time_ns(), self.queued()
+        start, cpu = perf_ns(), thread_time_ns()
         try:
             chunk = self.inner.next_chunk(n)
         finally:
-            self._book(start, cpu, queued)
-        self.book[1] += len(chunk)
+            self.book[READ_NS] += self._book(start, cpu)
+        self.book[ELEMENTS] += len(chunk)
         return chunk
 
-    def _book(self, start: int, cpu: int, queued: int) -> None:
-        book = self.book
-        book[0] += perf_ns() - start
-        book[3] += thread_time_ns() - cpu
-        book[4] += self.queued() - queued
+    def _book(self, start: int, cpu: int) -> int:
+        """Book the CPU time since ``cpu``; return the wall time since ``start``."""
+        self.book[CPU_NS] += thread_time_ns() - cpu
+        return perf_ns() - start
 
-    def close(self) -> None:
-        start, cpu, queued = perf_ns(), thread_time_ns(), self.queued()
+    def close(self) -> None:  # closing is part of a slot's cost: booked with its opening
+        start, cpu = perf_ns(), thread_time_ns()
         try:
             self.inner.close()
         finally:
-            self._book(start, cpu, queued)
+            self.book[OPEN_NS] += self._book(start, cpu)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -231,6 +228,23 @@ class SlotReader(BufferedIterator):
         else:
             raise CheckpointError(f"{self.name}: a slot state must be a dict, got {type(state).__name__}")
 
+    def inline(self) -> NodeIterator | None:
+        """Stop reading ahead: the sub-iterator, serving what was read ahead first, for the consumer's
+        thread to read on; None (the thread reads on) when an error or the end is buffered."""
+        values = self.producer.take_back()
+        if values is None:
+            return None
+        self.closed = True  # the sub-iterator lives on in the slot; closing this would close it
+        sub = cast(TimedReads, self.parent).inner
+        return cast(NodeIterator, OwedFirst(sub, values)) if values else sub
+
+
+def _unwrapped(sub: Any) -> Any:
+    """A slot's sub-iterator without the trial's timing and the gate's permits."""
+    while isinstance(sub, (ConsumerTimed, GatedReads)):
+        sub = sub.inner
+    return sub
+
 
 def _reader(slot: tuple[Any, int, NodeIterator] | None) -> SlotReader | None:
     """The reader of an open slot, or None for a free slot or one read inline (AUTOTUNE's choice)."""
@@ -242,6 +256,60 @@ def _reader(slot: tuple[Any, int, NodeIterator] | None) -> SlotReader | None:
     return sub if isinstance(sub, SlotReader) else None
 
 
+def waited(inline: list[int]) -> str | None:
+    """Why inline reads call for reader threads at once (they mostly wait: off the CPU for all but
+    ``TRIAL_WAITS`` of the time they were not queued for a core), or None for reads that compute."""
+    ran = max(1, inline[READ_NS] + inline[OPEN_NS] - inline[QUEUED_NS])
+    if inline[CPU_NS] >= TRIAL_WAITS * ran:
+        return None
+    per_element = (inline[READ_NS] + inline[OPEN_NS]) / max(1, inline[ELEMENTS]) / 1e3
+    return (
+        f"over {inline[ELEMENTS]} elements of {inline[OPENS]} slots read inline, an element cost the "
+        f"consumer's thread {per_element:,.1f} us: reader threads (inline reads waited "
+        f"{100 - 100 * inline[CPU_NS] / ran:.0f}% of their time off the run queue: storage or network)"
+    )
+
+
+def costs(inline: list[int], reader: list[int], elements_per_slot: float) -> tuple[float, float]:
+    """What an element cost the consumer's thread (us), ``(inline, with readers)``: its read plus
+    ``1 / elements_per_slot`` of a slot's opening; a phase with no opening booked is charged the
+    other's."""
+    inline_open = inline[OPEN_NS] / inline[OPENS] if inline[OPENS] else None
+    reader_open = reader[OPEN_NS] / reader[OPENS] if reader[OPENS] else None
+    inline_open = inline_open if inline_open is not None else reader_open or 0.0
+    reader_open = reader_open if reader_open is not None else inline_open
+    slot = max(1.0, elements_per_slot)
+    return (
+        (inline[READ_NS] / max(1, inline[ELEMENTS]) + inline_open / slot) / 1e3,
+        (reader[READ_NS] / max(1, reader[ELEMENTS]) + reader_open / slot) / 1e3,
+    )
+
+
+def verdict(inline: list[int], reader: list[int], elements_per_slot: float) -> tuple[bool, str]:
+    """``(readers win, why)`` from the two phases' books (``READ_NS``...; :func:`costs`). Readers win
+    when inline reads mostly wait (:func:`waited`), or when they cost under ``TRIAL_READERS`` of
+    inline's.
+
+    >>> verdict([90_000, 32, 4, 4_000_000, 4_000_000, 0], [400_000, 32, 2, 2_200_000, 0, 0], 20)[0]
+    False
+    """
+    why = waited(inline)
+    if why is not None:
+        return True, why
+    inline_us, reader_us = costs(inline, reader, elements_per_slot)
+    figures = (
+        f"an element cost the consumer's thread {reader_us:,.1f} us with a reader thread per slot, "
+        f"{inline_us:,.1f} us read inline (over {reader[ELEMENTS]} + {inline[ELEMENTS]} elements, "
+        f"{reader[OPENS]} + {inline[OPENS]} slots opened, {elements_per_slot:,.1f} elements a slot)"
+    )
+    if reader_us < TRIAL_READERS * inline_us:
+        return True, f"{figures}: reader threads"
+    return False, (
+        f"{figures}: slots are read inline (each read computes briefly: a thread per slot costs more in "
+        "start-up and hand-offs than reading at once saves)"
+    )
+
+
 class ParallelInterleaveIterator(InterleaveIterator):
     def __init__(
         self, node: Any, parent: NodeIterator, ctx: Context, *, parallelism: int, deterministic: bool
@@ -249,134 +317,178 @@ class ParallelInterleaveIterator(InterleaveIterator):
         super().__init__(node, parent, ctx)
         self.parallelism = min(parallelism, node.cycle_length)
         self.deterministic = deterministic
+        self.stepping = TRY_INLINE or not deterministic  # calls begin with _step (the trial, _any_ready)
         self.tunable = node.num_parallel_calls == AUTOTUNE
         # Every slot has a thread; the gate lets only `parallelism` of them read at once.
         self.gate = Gate(self.parallelism) if self.tunable or self.parallelism < node.cycle_length else None
         self.capacity = max(2, node.block_length)
         self.reads = ReadTally(id(self))
-        # The trial of reader threads against inline reads (module docstring): opens so far, and per
-        # kind [consumer ns, elements, slots opened, CPU ns]; None once decided.
-        self.trial: dict[str, list[int]] | None = (
-            {"reader": [0, 0, 0, 0, 0], "inline": [0, 0, 0, 0, 0]} if TRY_INLINE else None
-        )
+        # The trial of inline reads, then reader threads (module docstring): the phase running (None
+        # once decided) and each phase's book (READ_NS...).
+        self.phase: str | None = "inline" if TRY_INLINE else None
+        self.books = {"inline": [0] * 6, "reader": [0] * 6}
+        # The consumer's thread, clock and run-queue delay when the inline phase's booked slots began to
+        # open; whether the early look at its reads (do they wait?) was taken.
+        self.clocks: tuple[int, int, int] | None = None
+        self.looked_early = False
         self.opens = 0
-        # The consumer's clock and run-queue delay when the trial's first slot opened (in its thread):
-        # what share of its time it waited for a core meanwhile (a busy machine), not for its reads.
-        self.inline = False  # decided: new slots are read in the consumer's thread
+        self.inline = TRY_INLINE  # new slots are read in the consumer's thread (the trial's first phase)
         self.readers_gone = False  # inline, and every reader of the trial has closed
         self.executor_reason = (
-            "trying reader threads against inline reads (too few elements read yet)"
+            "trying inline reads, then reader threads (too few elements read yet)"
             if TRY_INLINE
             else "a reader thread per slot (no trial)"
         )
 
+    @property
+    def trial(self) -> dict[str, list[int]] | None:
+        """The trial's books while it runs, None once decided."""
+        return self.books if self.phase is not None else None
+
     def _open(self, element: Any, position: int) -> NodeIterator:
         self.opens += 1
-        trial = self.trial
-        inline = self.inline or (trial is not None and self.opens % 2 == 0)
-        kind = "reader" if not inline else "inline"
-        # what opening costs the consumer (ConsumerTimed books it); the kernel is asked for the
-        # run-queue delay only where the trial books it: inline slots
-        start = (perf_ns(), thread_time_ns(), run_delay_ns() if trial is not None and kind == "inline" else 0)
-        sub = super()._open(element, position)
-        if kind == "reader":
-            sub = self._read_ahead(sub)
-        elif self.gate is not None and (trial is not None or self._readers_left()):
-            sub = cast(NodeIterator, GatedReads(sub, self.gate))
-        if trial is None:
+        phase = self.phase
+        if phase is None:  # decided: no clocks read (a file's open is the per-slot cost here)
+            sub = super()._open(element, position)
+            if not self.inline:
+                return self._read_ahead(sub)
+            if self.gate is not None and self._readers_left():
+                return cast(NodeIterator, GatedReads(sub, self.gate))
             return sub
-        return cast(NodeIterator, ConsumerTimed(sub, kind, start, trial))
+        if phase == "inline" and self.opens == 1:  # the first open is cold: not booked
+            return super()._open(element, position)
+        if self.clocks is None:  # the inline phase's clocks start (see _queued)
+            self.clocks = (threading.get_ident(), perf_ns(), run_delay_ns())
+        start = (perf_ns(), thread_time_ns())  # what opening costs the consumer (ConsumerTimed books it)
+        sub = super()._open(element, position)
+        if not self.inline:
+            sub = self._read_ahead(sub)
+        return cast(NodeIterator, ConsumerTimed(sub, self.books[phase], start))
 
     def _open_saved(self, element: Any, position: int) -> NodeIterator:
-        """A saved slot reopens as a reader, outside the trial: its state may owe elements its reader had
-        read ahead, which a reader takes back."""
+        """A saved slot reopens as new slots open now (inline or with a reader), outside the trial's
+        books; a reader takes back the elements its state says were read ahead."""
         self.opens += 1
-        return self._read_ahead(super()._open(element, position))
+        sub = InterleaveIterator._open(self, element, position)
+        return sub if self.inline else self._read_ahead(sub)
 
     def _restored(self, sub: NodeIterator, state: dict) -> NodeIterator:
-        sub.set_state(state)  # restoring opens readers, which take their elements read ahead back
-        return sub
+        if isinstance(sub, SlotReader):
+            sub.set_state(state)  # restoring a reader: it serves the elements owed first
+            return sub
+        return super()._restored(sub, state)
 
     def _readers_left(self) -> bool:
         """Whether a reader still runs beside inline slots (after an inline verdict no new one starts,
         so once none is left the scan stops)."""
-        if self.inline and self.readers_gone:
+        if self.phase is None and self.readers_gone:
             return False
         left = any(_reader(slot) is not None for slot in self.slots)
-        self.readers_gone = self.inline and not left
+        self.readers_gone = self.phase is None and not left
         return left
 
     def _read_ahead(self, sub: NodeIterator) -> SlotReader:
+        owed: list = []
+        if isinstance(sub, OwedFirst):  # a restored slot that owed elements: its reader serves them
+            owed, sub = list(sub.values), sub.inner
         timed_sub = cast(NodeIterator, TimedReads(sub, self.reads))  # forwards all but next() to sub
         reader = SlotReader(sub.node, timed_sub, self.capacity, self.gate)
+        if owed:
+            reader.producer.set_state(sub.get_state(), owed)
         reader.producer.owner = id(self)  # this stage's calls hand the slot's elements on (the trace)
         reader.producer.start()  # reads ahead from now on, while the cycle visits other slots
         return reader
 
-    def _decide(self, trial: dict[str, list[int]]) -> None:
-        """Once each kind gave enough elements: the one that cost the consumer less per element reads
-        every later slot; open slots read inline get readers when readers win."""
-        (reader_ns, reader_n, reader_slots, _, _), (inline_ns, inline_n, inline_slots, inline_cpu, queued) = (
-            trial["reader"],
-            trial["inline"],
-        )
-        if (
-            min(reader_n, inline_n) < TRIAL_EARLY_ELEMENTS
-            or min(reader_slots, inline_slots) < TRIAL_MIN_SLOTS
-        ):
+    def _all_read_ahead(self, book: list[int] | None) -> None:
+        """Every open slot read inline gets a reader now (timed into ``book`` if given)."""
+        for index, slot in enumerate(self.slots):
+            if slot is not None and _reader(slot) is None:
+                sub: NodeIterator = self._read_ahead(_unwrapped(slot[2]))
+                if book is not None:
+                    sub = cast(NodeIterator, ConsumerTimed(sub, book, None))
+                self.slots[index] = (slot[0], slot[1], sub)
+
+    def _all_inline(self) -> None:
+        """Every open slot with a reader goes on inline, first serving what its reader read ahead
+        (a reader with an error or the end buffered reads on: its slot is about to end)."""
+        for index, slot in enumerate(self.slots):
+            reader = _reader(slot)
+            if slot is not None and reader is not None:
+                sub = reader.inline()
+                if sub is not None:
+                    self.slots[index] = (slot[0], slot[1], sub)
+        for index, slot in enumerate(self.slots):  # the trial's timing ends: unwrap the others too
+            if slot is not None and isinstance(slot[2], ConsumerTimed):
+                self.slots[index] = (slot[0], slot[1], slot[2].inner)
+
+    def _trial_step(self) -> None:
+        """Between calls (no read in progress): end the running phase once it booked enough."""
+        phase = self.phase
+        book = self.books[cast(str, phase)]
+        enough = book[ELEMENTS] >= TRIAL_ELEMENTS
+        if phase == "inline" and book[OPENS] and (enough or not self.looked_early):
+            if book[ELEMENTS] < TRIAL_EARLY_ELEMENTS:
+                return
+            self.looked_early = True  # the kernel is asked twice at most (about 15 us each)
+            why = waited(self._queued(book))
+            if why is not None:  # reads that wait: readers at once
+                self._settle(True, why)
+                return
+        per_slot = self.produced / max(1, self.opens)
+        if enough and phase == "reader" and book[OPENS] < TRIAL_MIN_SLOTS:
+            # Readers whose reads alone cost what loses cannot win on their openings: decided now
+            # (small files would otherwise run with readers until their slots end).
+            inline_us, _ = costs(self.books["inline"], book, per_slot)
+            if book[READ_NS] / book[ELEMENTS] / 1e3 >= TRIAL_READERS * inline_us:
+                self._settle(*verdict(self.books["inline"], book, per_slot))
+                return
+        if not enough or (book[OPENS] < TRIAL_MIN_SLOTS and book[ELEMENTS] < TRIAL_MAX_ELEMENTS):
             return
-        per_reader, per_inline = reader_ns / reader_n / 1e3, inline_ns / inline_n / 1e3
-        # Inline reads mostly wait (storage, network): off the CPU for most of the time they were not
-        # queued for a core (on a busy machine reads that compute, and reads woken from a wait, sit
-        # in the run queue: that time says nothing either way). Waits for the GIL, which the trial's
-        # readers hold, look like storage, so reads that cost the consumer under half a reader's
-        # are not called waiting.
-        ran = max(1, inline_ns - queued)
-        waits = inline_cpu < TRIAL_WAITS * ran and per_reader <= TRIAL_CLEAR * per_inline
-        clear = waits or max(per_reader, per_inline) > TRIAL_CLEAR * min(per_reader, per_inline)
-        if min(reader_n, inline_n) < TRIAL_ELEMENTS and not clear:
+        if phase == "inline":  # reads that compute: now the same with a reader per slot
+            self.phase, self.inline = "reader", False
+            self._all_read_ahead(self.books["reader"])
             return
-        figures = (
-            f"over {reader_n} + {inline_n} elements of {reader_slots} + {inline_slots} slots, an element "
-            f"cost the consumer's thread {per_reader:,.1f} us with a reader thread per slot (opening, "
-            f"waiting, closing), {per_inline:,.1f} us read inline"
-        )
-        self.trial = None
-        if waits or per_inline > TRIAL_INLINE * per_reader:
-            why = (
-                f"inline reads waited {100 - 100 * inline_cpu / ran:.0f}% of their time off the run queue"
-                if waits
-                else ""
-            )
-            self.executor_reason = f"{figures}: reader threads{' (' + why + ')' if why else ''}"
-            for index, slot in enumerate(self.slots):  # the trial's inline slots read ahead from here on
-                if slot is not None and _reader(slot) is None:
-                    sub: Any = slot[2]
-                    while isinstance(sub, (ConsumerTimed, GatedReads)):
-                        sub = sub.inner
-                    self.slots[index] = (slot[0], slot[1], self._read_ahead(sub))
+        self._settle(*verdict(self.books["inline"], book, per_slot))
+
+    def _queued(self, book: list[int]) -> list[int]:
+        """``book`` with the time its reads and opens sat queued for a core (``QUEUED_NS``): the
+        consumer thread's run-queue delay since the phase began, in the share of that time spent in
+        them. Asking the kernel at every read would cost more than a small read; on another thread
+        than the one that began (a prefetch thread took over), all of it: the reads count as computing
+        and the reader phase decides."""
+        ident, start, delay = cast(tuple, self.clocks)
+        in_stage = book[READ_NS] + book[OPEN_NS]
+        if threading.get_ident() != ident:
+            book[QUEUED_NS] = in_stage
+        else:
+            share = min(1.0, in_stage / max(1, perf_ns() - start))
+            book[QUEUED_NS] = int((run_delay_ns() - delay) * share)
+        return book
+
+    def _settle(self, readers: bool, why: str) -> None:
+        """The trial's verdict: every slot, open or new, gets a reader, or is read inline."""
+        self.phase, self.executor_reason = None, why
+        if readers:
+            self.inline = False
+            self._all_read_ahead(None)
+            for index, slot in enumerate(self.slots):
+                if slot is not None and isinstance(slot[2], ConsumerTimed):
+                    self.slots[index] = (slot[0], slot[1], slot[2].inner)
         else:
             self.inline = True
-            self.executor_reason = (
-                f"{figures}: new slots are read inline (each read computes briefly: a thread per slot "
-                "costs more in start-up and hand-offs than reading at once saves)"
-            )
+            self._all_inline()
 
-    def __next__(self) -> Any:
-        if self.trial is not None:
-            self._decide(self.trial)  # between calls: no inline read is in progress
-        if not self.deterministic:
-            ready, value = self._any_ready()
-            if ready:
-                self.produced += 1
-                return value
-        return super().__next__()
+    def _step(self) -> tuple[bool, Any]:
+        if self.phase is not None:
+            self._trial_step()
+            self.stepping = self.phase is not None or not self.deterministic
+        return (False, None) if self.deterministic else self._any_ready()
 
     def next_chunk(self, n: int) -> list:
         if not self.deterministic:
             return [self.__next__()]
-        if self.trial is not None:
-            self._decide(self.trial)
+        if self.phase is not None:
+            self._step()
         return super().next_chunk(n)
 
     def _any_ready(self) -> tuple[bool, Any]:
@@ -397,7 +509,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         """``num_parallel_calls=AUTOTUNE``: how many slots read at once, up to ``cycle_length``."""
         return (
             {"parallelism": (self.parallelism, self.node.cycle_length)}
-            if self.tunable and not self.inline
+            if self.tunable and (self.phase is not None or not self.inline)
             else {}
         )
 

@@ -228,6 +228,20 @@ class Producer:
         finally:
             self._resume()
 
+    def take_back(self) -> list | None:
+        """Stop the thread and return the values it read ahead, for the caller to serve before
+        reading the source itself; None, and the thread reads on, when an error or the end is
+        buffered (the slot is about to end anyway)."""
+        self._pause()  # the thread is out of the source and adds nothing more
+        with self.cv:
+            if self.stopping or any(kind != VALUE for kind, _, _, _ in self.items):
+                self._resume()
+                return None
+            values = [value for _, value, _, _ in self.items]
+        self.stop()
+        self.join()
+        return values
+
     def occupancy(self) -> int:
         with self.cv:  # the thread appends meanwhile: iterating the deque unlocked can raise
             return sum(1 for kind, _, _, _ in self.items if kind != END)
