@@ -26,6 +26,22 @@ if TYPE_CHECKING:
 OWED = "headrace_read_ahead"
 
 
+def slot_state(state: dict, owed: Any) -> dict:
+    """A slot's saved state: its sub-iterator's ``state``, carrying the elements ``owed`` before it
+    (read ahead and not handed out) when there are any; the serial and parallel cycles write it."""
+    return {OWED: [encode_element(v) for v in owed], "state": state} if owed else state
+
+
+def split_slot_state(state: Any, name: str) -> tuple[dict, list]:
+    """``(sub-iterator state, elements owed before it)`` of a saved slot state (:func:`slot_state`)."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{name}: a slot state must be a dict, got {type(state).__name__}")
+    if OWED not in state:
+        return state, []
+    fields = StateFields(state, name, (OWED, "state"))
+    return fields.dict("state"), fields.elements(OWED)
+
+
 def default_cycle_length(num_parallel_calls: int | None = None) -> int:
     """tf.data's choice for ``cycle_length=None`` or ``AUTOTUNE``, which depends on
     ``num_parallel_calls`` (see ``core.cpus.interleave_cycle_length``), so the order is tf.data's."""
@@ -59,13 +75,9 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
     def _restored(self, sub: NodeIterator, state: dict) -> NodeIterator:
         """``sub`` set to a saved slot state; one a reader saved with elements read ahead yields
         those first."""
-        if OWED not in state:
-            sub.set_state(state)
-            return sub
-        fields = StateFields(state, sub.name, (OWED, "state"))
-        values = fields.elements(OWED)
-        sub.set_state(fields.dict("state"))
-        return cast(NodeIterator, OwedFirst(sub, values))
+        inner, values = split_slot_state(state, sub.name)
+        sub.set_state(inner)
+        return cast(NodeIterator, OwedFirst(sub, values)) if values else sub
 
     def _advance_cycle(self) -> None:
         self.block_index = 0
@@ -235,8 +247,7 @@ class OwedFirst:
         return [self.values.popleft() for _ in range(min(n, len(self.values)))]
 
     def get_state(self) -> dict:
-        state = self.inner.get_state()
-        return {OWED: [encode_element(v) for v in self.values], "state": state} if self.values else state
+        return slot_state(self.inner.get_state(), self.values)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

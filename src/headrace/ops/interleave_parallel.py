@@ -39,12 +39,10 @@ from time import thread_time_ns
 from typing import Any, cast
 
 from ..core import counters
-from ..core.errors import CheckpointError
 from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
-from ..core.state import StateFields, encode_element
 from ..runtime.choose import run_delay_ns
 from ..runtime.producer import BufferedIterator
-from .interleave import OWED, InterleaveIterator, OwedFirst
+from .interleave import InterleaveIterator, OwedFirst, slot_state, split_slot_state
 
 TRY_INLINE = True  # False: every slot gets a reader thread, no trial (tests of the readers themselves)
 TRIAL_ELEMENTS = 32  # elements booked in each phase before it ends
@@ -213,20 +211,10 @@ class SlotReader(BufferedIterator):
     whenever nothing read ahead is owed, so it matches the serial interleave's slot state."""
 
     def get_state(self) -> dict:
-        parent_state, values = self.producer.get_state()
-        if not values:
-            return parent_state
-        return {OWED: [encode_element(v) for v in values], "state": parent_state}
+        return slot_state(*self.producer.get_state())
 
     def set_state(self, state: dict) -> None:
-        if isinstance(state, dict) and OWED in state:
-            fields = StateFields(state, self.name, (OWED, "state"))
-            values = fields.elements(OWED)
-            self.producer.set_state(fields.dict("state"), values)
-        elif isinstance(state, dict):
-            self.producer.set_state(state, [])
-        else:
-            raise CheckpointError(f"{self.name}: a slot state must be a dict, got {type(state).__name__}")
+        self.producer.set_state(*split_slot_state(state, self.name))
 
     def inline(self) -> NodeIterator | None:
         """Stop reading ahead: the sub-iterator, serving what was read ahead first, for the consumer's
