@@ -719,8 +719,57 @@ def cases() -> list:
     add(["compat.v1.random_uniform", [[2, 3]], {}])
     add(["compat.v1.random_normal", [[4]], {"dtype": "float64"}])
     add(["compat.as_bytes", ["abc"], {}])
+    nn_cases(add)
     lookup_cases(add)
     return out
+
+
+def nn_cases(add) -> None:
+    """tf.nn's activations and normalisations (and the tf.math names of some of them)."""
+    values = {"int32": [-3, 0, 2, 7], "uint8": [0, 3, 9]}
+    floats = [-2.5, -0.5, 0.0, 0.5, 7.5, -30.0, 30.0]
+    for op in [
+        "nn.relu",
+        "nn.relu6",
+        "nn.elu",
+        "nn.selu",
+        "nn.softplus",
+        "nn.softsign",
+        "nn.silu",
+        "math.softplus",
+    ]:
+        for d in ["int32", "uint8", "float16", "float32", "float64"]:
+            add([op, [T(values.get(d, floats), d)], {}])
+        add([op, [T([float("nan"), float("inf"), -float("inf")], "float32")], {}])
+    add(["nn.silu", [T(floats, "float32")], {"beta": 2.0}])
+    for alpha in (0.1, 0.2, 2.0):
+        add(["nn.leaky_relu", [T(floats, "float32")], {"alpha": alpha}])
+    add(["nn.leaky_relu", [T([-3, 0, 2], "int32")], {}])
+    add(["nn.leaky_relu", [T([-3.0, 2.0], "float64")], {}])
+    matrix = [[1.0, 2.0, 3.0], [0.0, -1.0, 5.0]]
+    for op in ["nn.softmax", "nn.log_softmax", "math.softmax", "math.log_softmax"]:
+        add([op, [T(matrix, "float32")], {}])
+        add([op, [T(matrix, "float64")], {"axis": 0}])
+        add([op, [T(matrix, "float32")], {"axis": -1}])
+        add([op, [T([1000.0, 0.0, -1000.0], "float32")], {}])
+        add([op, [T([1, 2], "int32")], {}])
+        add([op, [T(1.0, "float32")], {}])
+        add([op, [T(matrix, "float32")], {"axis": 2}])
+    for op in ["nn.l2_normalize", "math.l2_normalize"]:
+        add([op, [T([3.0, 4.0], "float32")], {}])
+        add([op, [T(matrix, "float32")], {"axis": 0}])
+        add([op, [T(matrix, "float64")], {"axis": [0, 1]}])
+        add([op, [T(matrix, "float32")], {"axis": -1, "epsilon": 100.0}])
+        add([op, [T([0.0, 0.0], "float32")], {}])
+        add([op, [T([3.0, 4.0], "float16")], {}])
+        add([op, [T([3, 4], "int32")], {}])
+    add(["nn.moments", [T(matrix, "float32"), [0]], {}])
+    add(["nn.moments", [T(matrix, "float64"), [0, 1]], {"keepdims": True}])
+    add(["nn.moments", [T([1.0, 2.0, 4.0], "float16"), [0]], {}])
+    add(["nn.bias_add", [T([[1.0, 2.0], [3.0, 4.0]], "float32"), T([10.0, 20.0], "float32")], {}])
+    add(["nn.bias_add", [T([[[1, 2], [3, 4]]], "int32"), T([10, 20], "int32")], {"data_format": "NCHW"}])
+    add(["nn.bias_add", [T([[1.0, 2.0]], "float32"), T([[10.0, 20.0]], "float32")], {}])
+    add(["nn.bias_add", [T([[1.0, 2.0]], "float32"), T([10, 20], "int32")], {}])
 
 
 def _hash_strings() -> list:

@@ -218,6 +218,20 @@ UNARY = {
         tf.math.reduce_logsumexp(tf.cast(x, tf.float32), axis=0),
         tf.math.rint(tf.cast(x, tf.float32) / 3),
     ),
+    "nn": lambda x: (
+        tf.nn.relu(x),
+        tf.nn.relu6(tf.cast(x, tf.float32) * 3),
+        tf.nn.leaky_relu(tf.cast(x, tf.float32), 0.1),
+        tf.nn.elu(tf.cast(x, tf.float64)),
+        tf.nn.selu(tf.cast(x, tf.float32)),
+        tf.nn.softplus(tf.cast(x, tf.float32)),
+        tf.nn.softsign(tf.cast(x, tf.float32)),
+        tf.nn.silu(tf.cast(x, tf.float32), beta=2.0),
+        tf.nn.softmax(tf.cast(x, tf.float32)),
+        tf.nn.log_softmax(tf.cast(x, tf.float64), axis=0),
+        tf.nn.l2_normalize(tf.cast(x, tf.float32)),
+        tf.math.l2_normalize(tf.cast(x, tf.float32), axis=-1, epsilon=1e-3),
+    ),
     "pad": lambda x: (
         tf.pad(x, [[1, 2]] * len(x.shape)),
         tf.pad(x, [[0, 1]] * len(x.shape), constant_values=7),
@@ -235,6 +249,7 @@ def test_every_elementwise_and_reduction_rule_is_in_the_hypothesis_table():
     )
     table = source[source.index("UNARY = {") : source.index("def test_every_elementwise")]
     names = set(vectorize._ELEMENTWISE.split()) | set(vectorize._REDUCE.split())
+    names |= {name for name, rule in vectorize.RULES.items() if name.startswith("nn.")}
     names -= {"image.convert_image_dtype"}  # test_image_ops
     untested = sorted(n for n in names if f"{n}(" not in table and not _written_as_operator(n, table))
     assert untested == []
@@ -1164,3 +1179,17 @@ def test_explain_says_a_vectorised_parallel_map_runs_in_the_consumers_thread(exe
         assert sorted(int(x) for b in ds for x in b) == list(range(0, 128, 2))
         line = ds.explain().split("executors:")[1]
         assert "vectorised, in the consumer's thread" in line and "was given" not in line
+
+
+def test_two_maps_fused_into_one_stage_still_vectorise():
+    # map(parse).map(augment).batch(n), the form tf.data teaches: the two maps fuse into one stage whose
+    # function is a FusedFunction; the look at the code saw only the fused wrapper and kept the stage
+    # per element ("refers to no headrace op").
+    ds = (
+        tf.data.Dataset.range(12)
+        .map(lambda x: tf.cast(x, tf.float32) * tf.ones([3]))
+        .map(lambda v: tf.nn.softmax(v - 1.0))
+        .batch(4)
+    )
+    assert "fused into one stage" in ds.explain()
+    check(ds)

@@ -46,7 +46,7 @@ from ..io.features import FixedLenFeature
 from ..runtime.calls import apply, element_rng
 from ..runtime.defaults import resolve_parallelism
 from .batch import BatchIterator, BatchNode
-from .map import MapIterator, MapNode
+from .map import FusedFunction, MapIterator, MapNode
 from .support.batching import stack
 
 logger = logging.getLogger("headrace.vectorize")
@@ -1037,6 +1037,16 @@ def _axis_rule(param: str, default: Any = 0, keeps_shape: bool = True) -> Callab
     return rule
 
 
+def _normalize_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
+    """``l2_normalize(x, axis)``: over the element's axes (all of them by default) moved past the batch
+    dimension; the shape is the input's."""
+    x, rest, _ = _single_input(graph, name, fn, args, kwargs)
+    example = untraced(fn, x.example, **rest)  # checks the axes against one element
+    axis = rest.pop("dim", None) if rest.get("axis") is None else rest.get("axis")
+    batched = {**rest, "axis": [a + 1 for a in _per_element_axes(axis, x.ndim)]}
+    return graph.value(name, lambda run, v: fn(v, **batched), (x,), example, x.varies)
+
+
 def _gather_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Tracer:
     """``gather(params, indices, axis)``: traced params with fixed indices gather along the shifted
     axis; fixed params (a table) with traced indices, along axis 0, give each element's rows."""
@@ -1154,7 +1164,7 @@ _ELEMENTWISE = (
     "add subtract multiply truediv divide floordiv floormod pow maximum minimum squared_difference equal "
     "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor logical_not abs "
     "negative sign square sqrt rsqrt exp log log1p tanh sigmoid floor ceil round rint cast clip_by_value "
-    "image.convert_image_dtype"
+    "image.convert_image_dtype nn.relu nn.relu6 nn.leaky_relu nn.elu nn.selu nn.softplus nn.softsign nn.silu"
 )
 _REDUCE = (
     "reduce_sum reduce_prod reduce_mean reduce_max reduce_min reduce_any reduce_all reduce_variance reduce_std "
@@ -1183,6 +1193,9 @@ RULES: dict[str, Callable[[Graph, str, Callable, tuple, dict], Any]] = {
     "size": _size_rule,
     "unstack": _parts_rule,
     "sort": _axis_rule("axis", default=-1),
+    "nn.softmax": _axis_rule("axis", default=-1),
+    "nn.log_softmax": _axis_rule("axis", default=-1),
+    "nn.l2_normalize": _normalize_rule,
     "argsort": _axis_rule("axis", default=-1),
     "split": _parts_rule,
     "expand_dims": _expand_dims_rule,
@@ -1565,6 +1578,9 @@ def may_call_ops(fn: Any, depth: int = 3) -> bool:
             continue
         if isinstance(obj, functools.partial):
             todo.append((obj.func, left))
+            continue
+        if isinstance(obj, FusedFunction):  # fused maps: each function of the chain
+            todo.extend((step, left) for step in obj.functions)
             continue
         if isinstance(obj, types.MethodType):  # a bound method (``map(table.lookup)``): its object too
             todo.extend([(obj.__func__, left), (obj.__self__, left)])

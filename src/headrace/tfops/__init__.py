@@ -3,7 +3,7 @@
 ``import headrace as tf`` then ``tf.cast(x, tf.float32)``, ``tf.strings.lower(s)``,
 ``tf.random.uniform([])``: the names below are reachable from ``headrace`` itself (``EXPORTS``) and
 as its submodules ``math``, ``strings``, ``random``, ``nest``, ``errors``, ``sparse``, ``ragged``,
-``audio``, ``signal``, ``linalg``, ``lookup``, ``train``, ``debugging``, ``distribute``, ``dtypes``, ``gfile`` (and
+``nn``, ``audio``, ``signal``, ``linalg``, ``lookup``, ``train``, ``debugging``, ``distribute``, ``dtypes``, ``gfile`` (and
 ``headrace.io.gfile``). Results are numpy arrays, numpy scalars and ``bytes``, like elements.
 
 Each op keeps TensorFlow's arguments, defaults and dtype rules: one dtype per op (an int32 and a
@@ -38,6 +38,7 @@ from . import (
     lookup,
     math,
     nest,
+    nn,
     ragged,
     random,
     signal,
@@ -49,6 +50,10 @@ from ._tensor import Tensor
 from .ragged import RaggedTensor
 from .sparse import SparseTensor
 from .tensor_array import TensorArray
+
+# TensorFlow keeps these of tf.nn in tf.math too
+for _name in ("l2_normalize", "softplus", "softsign", "softmax", "log_softmax"):
+    setattr(math, _name, getattr(nn, _name))
 
 _MATH = (
     "abs add add_n argmax argmin cast clip_by_value cos cumsum divide equal exp floor greater "
@@ -82,6 +87,7 @@ _MODULES = {
     "lookup": lookup,
     "math": math,
     "nest": nest,
+    "nn": nn,
     "ragged": ragged,
     "random": random,
     "signal": signal,
