@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 
 def have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
+
+
+def hog() -> subprocess.Popen:
+    """A second process keeping one core busy (a training loop always competes for CPU)."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+@contextlib.contextmanager
+def beside_hog(on: bool = True) -> Iterator[subprocess.Popen | None]:
+    """A CPU hog while the block runs (``on``), killed after it whatever happens."""
+    busy = hog() if on else None
+    try:
+        yield busy
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
 
 
 def median_seconds(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> float:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 import zlib
@@ -34,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 
 import headrace as hr
-from _common import have
+from _common import have, hog
 
 AUTO = hr.AUTOTUNE
 GRID = (1, 2, 4, 8, 16, 32, 64)
@@ -181,11 +180,6 @@ def report(shape: str, result: dict, tf: float | None) -> None:
     if shape.startswith("I/O"):
         shown = ", ".join("never" if r is None else f"{r:.2f} s" for r in result["reach"])
         print(f"    AUTOTUNE at 0.9x the grid's best after: {shown} (per run, from the first element)")
-
-
-def hog() -> subprocess.Popen:
-    """A second process keeping one core busy."""
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
 def main() -> None:

@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from _common import hog as cpu_hog
+
 HEADRACE = """
 import time
 import headrace as hr
@@ -96,7 +98,7 @@ def main() -> None:
         peers["tf.data"] = (args.tf_python, TENSORFLOW)
     else:
         print("tf.data: skipped (tensorflow does not import in --tf-python)")
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.hog else None
+    hog = cpu_hog() if args.hog else None
     try:
         with tempfile.TemporaryDirectory() as folder:
             write_data(folder)

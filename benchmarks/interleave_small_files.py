@@ -7,7 +7,9 @@ TensorFlow is importable. Opening a file costs as much as reading its few record
 variants must not spend more on starting a reader per file than they save. Goal: parallel at least as
 fast as serial. All variants alternate within each repeat; medians of ``REPEATS`` runs.
 
-    python benchmarks/interleave_small_files.py [files] [records]
+    python benchmarks/interleave_small_files.py [files] [records] [--hog]
+
+``--hog`` runs a CPU-busy process beside (a training loop always competes for the cores).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import tempfile
 import time
 
 import headrace as hr
-from _common import have
+from _common import beside_hog, have
 
 FILES = 500
 RECORDS = 20
@@ -59,9 +61,14 @@ def tf_run(pattern: str) -> int:
 
 
 def main() -> None:
-    files = int(sys.argv[1]) if len(sys.argv) > 1 else FILES
-    records = int(sys.argv[2]) if len(sys.argv) > 2 else RECORDS
-    with tempfile.TemporaryDirectory(prefix="headrace-bench-interleave-") as directory:
+    numbers = [arg for arg in sys.argv[1:] if arg != "--hog"]
+    files = int(numbers[0]) if numbers else FILES
+    records = int(numbers[1]) if len(numbers) > 1 else RECORDS
+    hog = "--hog" in sys.argv
+    with (
+        tempfile.TemporaryDirectory(prefix="headrace-bench-interleave-") as directory,
+        beside_hog(hog),
+    ):
         pattern = make_files(directory, files, records)
         variants = {
             "serial": lambda: headrace_run(pattern, None),
@@ -81,7 +88,10 @@ def main() -> None:
                 run()
                 times[name].append(time.perf_counter() - start)
     total = files * records
-    print(f"{files} files x {records} records, cycle_length={CYCLE}; median of {REPEATS} runs")
+    print(
+        f"{files} files x {records} records, cycle_length={CYCLE}; median of {REPEATS} runs"
+        f"{', beside a CPU hog' if hog else ''}"
+    )
     serial = statistics.median(times["serial"])
     for name, values in times.items():
         seconds = statistics.median(values)

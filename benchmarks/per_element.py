@@ -29,7 +29,6 @@ Run: ``python benchmarks/per_element.py [--quick] [--runs N] [--hog] [--shapes t
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import sys
@@ -40,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 import headrace as hr
-from _common import have
+from _common import have, hog
 
 FLOATS = {"x": hr.io.FixedLenFeature([16], "float32"), "y": hr.io.FixedLenFeature([], "int64")}
 JPEG = {"image": hr.io.FixedLenFeature([], "string"), "label": hr.io.FixedLenFeature([], "int64")}
@@ -236,11 +235,6 @@ def torch_row(paths: list[str], fn: Callable, seeded: bool, batch: int) -> Calla
     return run
 
 
-def hog() -> None:
-    while True:
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -253,10 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = {"tabular": 20_000, "jpeg": 2_000, "python": 10_000}
     if args.quick:
         counts = {k: v // 4 for k, v in counts.items()}
-    busy = None
-    if args.hog:
-        busy = multiprocessing.get_context("spawn").Process(target=hog, daemon=True)
-        busy.start()
+    busy = hog() if args.hog else None
     print(f"per-element pipelines: {os.cpu_count()} CPUs, runs={args.runs}, hog={args.hog}")
     try:
         with tempfile.TemporaryDirectory(prefix="headrace-per-element-") as folder:
