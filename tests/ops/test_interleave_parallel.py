@@ -363,3 +363,20 @@ def test_when_readers_win_the_trials_inline_slots_get_readers_too():
         assert stage.trial is None and not stage.inline, stage.executor_reason
         assert all(_reader(slot) is not None for slot in stage.slots if slot is not None)
         assert head + run(it) == serial
+
+
+def test_the_kernel_is_asked_twice_at_most_while_a_phase_waits_for_slots(monkeypatch):
+    # cycle_length=2: the inline phase books one slot (the first is cold) and waits for a second to
+    # open past TRIAL_ELEMENTS; asking the kernel for the run-queue delay (~15 us) at every call
+    # meanwhile would cost more than the reads.
+    from headrace.ops import interleave_parallel
+
+    calls = []
+    monkeypatch.setattr(interleave_parallel, "run_delay_ns", lambda: calls.append(1) or 0)
+    monkeypatch.setattr(interleave_parallel, "waited", lambda book: None)
+    ds = hr.Dataset.range(3).interleave(lambda x: hr.Dataset.range(200), cycle_length=2, num_parallel_calls=2)
+    with iter(ds) as it:
+        head = [next(it) for _ in range(150)]
+        assert it.root.phase == "inline"  # one booked slot: the phase goes on
+    assert len(head) == 150
+    assert len(calls) <= 3  # the phase's start, and two looks

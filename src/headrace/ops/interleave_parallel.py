@@ -316,9 +316,10 @@ class ParallelInterleaveIterator(InterleaveIterator):
         self.phase: str | None = "inline" if TRY_INLINE else None
         self.books = {"inline": [0] * 6, "reader": [0] * 6}
         # The consumer's thread, clock and run-queue delay when the inline phase's booked slots began to
-        # open; whether the early look at its reads (do they wait?) was taken.
+        # open; the looks taken at whether its reads wait (1: after TRIAL_EARLY_ELEMENTS, 2: after
+        # TRIAL_ELEMENTS).
         self.clocks: tuple[int, int, int] | None = None
-        self.looked_early = False
+        self.looked = 0
         self.opens = 0
         self.inline = TRY_INLINE  # new slots are read in the consumer's thread (the trial's first phase)
         self.readers_gone = False  # inline, and every reader of the trial has closed
@@ -414,10 +415,9 @@ class ParallelInterleaveIterator(InterleaveIterator):
         phase = self.phase
         book = self.books[cast(str, phase)]
         enough = book[ELEMENTS] >= TRIAL_ELEMENTS
-        if phase == "inline" and book[OPENS] and (enough or not self.looked_early):
-            if book[ELEMENTS] < TRIAL_EARLY_ELEMENTS:
-                return
-            self.looked_early = True  # the kernel is asked twice at most (about 15 us each)
+        look = 2 if enough else int(book[ELEMENTS] >= TRIAL_EARLY_ELEMENTS)
+        if phase == "inline" and book[OPENS] and look > self.looked:
+            self.looked = look  # the kernel is asked twice at most (about 15 us each)
             why = waited(self._queued(book))
             if why is not None:  # reads that wait: readers at once
                 self._settle(True, why)
