@@ -22,7 +22,8 @@ def hog() -> subprocess.Popen:
 
 @contextlib.contextmanager
 def beside_hog(on: bool = True) -> Iterator[subprocess.Popen | None]:
-    """A CPU hog while the block runs (``on``), killed after it whatever happens."""
+    """A CPU hog while the block runs (``on``), killed and reaped after it whatever happens: the one
+    way the benchmarks run beside a busy core."""
     busy = hog() if on else None
     try:
         yield busy

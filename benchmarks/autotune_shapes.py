@@ -33,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 
 import headrace as hr
-from _common import have, hog
+from _common import beside_hog, have
 
 AUTO = hr.AUTOTUNE
 GRID = (1, 2, 4, 8, 16, 32, 64)
@@ -197,16 +197,11 @@ def main() -> None:
     )
     for title, with_hog in conditions:
         print(f"\n=== {title} ===")
-        spinner = hog() if with_hog else None
-        try:
+        with beside_hog(with_hog):
             for shape in shapes:
                 result = measure(shape, seconds, repeats, cpus)
                 report(shape, result, None if with_hog else tf_rate(shape, seconds))
                 sys.stdout.flush()
-        finally:
-            if spinner is not None:
-                spinner.kill()
-                spinner.wait()
     if not have("tensorflow"):
         print("\ntensorflow not installed: tf.data rows skipped (make peers)")
 

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from _common import hog as cpu_hog
+from _common import beside_hog
 
 HEADRACE = """
 import time
@@ -98,20 +98,15 @@ def main() -> None:
         peers["tf.data"] = (args.tf_python, TENSORFLOW)
     else:
         print("tf.data: skipped (tensorflow does not import in --tf-python)")
-    hog = cpu_hog() if args.hog else None
-    try:
-        with tempfile.TemporaryDirectory() as folder:
-            write_data(folder)
-            times: dict[str, list[float]] = {name: [] for name in peers}
-            for _ in range(args.runs):  # alternating, so a disturbance hits both
-                for name, (python, code) in peers.items():
-                    times[name].append(seconds_to_first_batch(python, code, folder))
-    finally:
-        if hog is not None:
-            hog.kill()
+    with beside_hog(args.hog), tempfile.TemporaryDirectory() as folder:
+        write_data(folder)
+        times: dict[str, list[float]] = {name: [] for name in peers}
+        for _ in range(args.runs):  # alternating, so a disturbance hits both
+            for name, (python, code) in peers.items():
+                times[name].append(seconds_to_first_batch(python, code, folder))
     print(
         f"first batch of the README pipeline, seconds from process start, median of {args.runs}"
-        f"{' beside a CPU hog' if hog else ''}"
+        f"{' beside a CPU hog' if args.hog else ''}"
     )
     base = statistics.median(times["headrace"])
     for name, values in times.items():

@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 import headrace as hr
-from _common import have, hog
+from _common import beside_hog, have
 
 FLOATS = {"x": hr.io.FixedLenFeature([16], "float32"), "y": hr.io.FixedLenFeature([], "int64")}
 JPEG = {"image": hr.io.FixedLenFeature([], "string"), "label": hr.io.FixedLenFeature([], "int64")}
@@ -247,85 +247,79 @@ def main(argv: list[str] | None = None) -> int:
     counts = {"tabular": 20_000, "jpeg": 2_000, "python": 10_000}
     if args.quick:
         counts = {k: v // 4 for k, v in counts.items()}
-    busy = hog() if args.hog else None
     print(f"per-element pipelines: {os.cpu_count()} CPUs, runs={args.runs}, hog={args.hog}")
-    try:
-        with tempfile.TemporaryDirectory(prefix="headrace-per-element-") as folder:
-            for shape in args.shapes.split(","):
-                write, fn, seeded, batch, shuffle = SHAPES[shape]
-                paths = write(folder, counts[shape])
-                rows: dict[str, Callable[[], int] | None] = {
-                    "plain loop": plain_loop(paths, fn, seeded, batch)
-                }
-                rows.update(headrace_rows(paths, fn, seeded, batch, shuffle))
-                if shape == "tabular":
-                    # Built once and iterated per run, as the map+batch rows below, so they compare alike.
-                    first = hr.TFRecordDataset(paths).batch(256).map(parse_batch).prefetch(hr.AUTOTUNE)
-                    rows["headrace batch-then-parse"] = lambda first=first: sum(len(b[1]) for b in first)
+    with (
+        beside_hog(args.hog),
+        tempfile.TemporaryDirectory(prefix="headrace-per-element-") as folder,
+    ):
+        for shape in args.shapes.split(","):
+            write, fn, seeded, batch, shuffle = SHAPES[shape]
+            paths = write(folder, counts[shape])
+            rows: dict[str, Callable[[], int] | None] = {"plain loop": plain_loop(paths, fn, seeded, batch)}
+            rows.update(headrace_rows(paths, fn, seeded, batch, shuffle))
+            if shape == "tabular":
+                # Built once and iterated per run, as the map+batch rows below, so they compare alike.
+                first = hr.TFRecordDataset(paths).batch(256).map(parse_batch).prefetch(hr.AUTOTUNE)
+                rows["headrace batch-then-parse"] = lambda first=first: sum(len(b[1]) for b in first)
 
-                    def map_then_batch(paths=paths, vectorise: bool = True) -> Callable[[], int]:
-                        # map directly followed by batch (no shuffle between): vectorised when on. The
-                        # dataset is built once and iterated per run, as epochs are: its trace and its
-                        # first-batch check (one batch computed per element too) happen once, at the
-                        # warm-up iteration.
-                        options = hr.Options()
-                        options.experimental_optimization.map_vectorization = vectorise
-                        ds = hr.TFRecordDataset(paths).map(parse_tabular, num_parallel_calls=hr.AUTOTUNE)
-                        ds = ds.batch(256).prefetch(hr.AUTOTUNE).with_options(options)
-                        if vectorise:
-                            VECTORISED.append(("AUTOTUNE map+batch, vectorised", ds))
-                        return lambda: sum(len(b[1]) for b in ds)
+                def map_then_batch(paths=paths, vectorise: bool = True) -> Callable[[], int]:
+                    # map directly followed by batch (no shuffle between): vectorised when on. The
+                    # dataset is built once and iterated per run, as epochs are: its trace and its
+                    # first-batch check (one batch computed per element too) happen once, at the
+                    # warm-up iteration.
+                    options = hr.Options()
+                    options.experimental_optimization.map_vectorization = vectorise
+                    ds = hr.TFRecordDataset(paths).map(parse_tabular, num_parallel_calls=hr.AUTOTUNE)
+                    ds = ds.batch(256).prefetch(hr.AUTOTUNE).with_options(options)
+                    if vectorise:
+                        VECTORISED.append(("AUTOTUNE map+batch, vectorised", ds))
+                    return lambda: sum(len(b[1]) for b in ds)
 
-                    rows["AUTOTUNE map+batch, vectorised"] = map_then_batch()
-                    rows["AUTOTUNE map+batch, per element"] = map_then_batch(vectorise=False)
-                rows["tf.data AUTOTUNE"] = tf_row(shape, paths, batch)
-                rows["DataLoader(num_workers=2)"] = torch_row(paths, fn, seeded, batch)
-                live = {name: run for name, run in rows.items() if run is not None}
-                for run in live.values():  # warm-up: kernels, workers, caches
-                    run()
-                for name, ds in VECTORISED:
-                    print(f"  ({shape}) {name}: {how_it_ran(ds)}")
-                VECTORISED.clear()
-                times: dict[str, list[float]] = {name: [] for name in live}
-                cpu: dict[str, list[float]] = {name: [] for name in live}
-                for _ in range(args.runs):  # interleaved, so load changes hit every row alike
-                    for name, run in live.items():
-                        start, start_cpu = time.perf_counter(), time.process_time()
-                        n = run()
-                        times[name].append(time.perf_counter() - start)
-                        cpu[name].append((time.process_time() - start_cpu) / n * 1e6)
-                rates = {name: n / statistics.median(ts) for name, ts in times.items()}
+                rows["AUTOTUNE map+batch, vectorised"] = map_then_batch()
+                rows["AUTOTUNE map+batch, per element"] = map_then_batch(vectorise=False)
+            rows["tf.data AUTOTUNE"] = tf_row(shape, paths, batch)
+            rows["DataLoader(num_workers=2)"] = torch_row(paths, fn, seeded, batch)
+            live = {name: run for name, run in rows.items() if run is not None}
+            for run in live.values():  # warm-up: kernels, workers, caches
+                run()
+            for name, ds in VECTORISED:
+                print(f"  ({shape}) {name}: {how_it_ran(ds)}")
+            VECTORISED.clear()
+            times: dict[str, list[float]] = {name: [] for name in live}
+            cpu: dict[str, list[float]] = {name: [] for name in live}
+            for _ in range(args.runs):  # interleaved, so load changes hit every row alike
+                for name, run in live.items():
+                    start, start_cpu = time.perf_counter(), time.process_time()
+                    n = run()
+                    times[name].append(time.perf_counter() - start)
+                    cpu[name].append((time.process_time() - start_cpu) / n * 1e6)
+            rates = {name: n / statistics.median(ts) for name, ts in times.items()}
+            print(f"\n{shape} ({counts[shape]:,} records, batch {batch}), elements/s, median of {args.runs}")
+            for name in rows:
+                if name not in rates:
+                    print(f"  {name:<28} skipped (not installed)")
+                    continue
+                ratios = [f"{rates[name] / rates['plain loop']:5.2f}x loop"]
+                ratios.append(f"{rates[name] / rates['headrace serial']:5.2f}x serial")
+                if "tf.data AUTOTUNE" in rates:
+                    ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
+                parent_only = "+" if "process" in name or "DataLoader" in name else " "
+                ratios.append(f"{statistics.median(cpu[name]):8.1f}{parent_only}us CPU/el")
+                print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
+            if "AUTOTUNE map+batch, vectorised" in rates:
+                vectorised = rates["AUTOTUNE map+batch, vectorised"]
                 print(
-                    f"\n{shape} ({counts[shape]:,} records, batch {batch}), elements/s, median of {args.runs}"
-                )
-                for name in rows:
-                    if name not in rates:
-                        print(f"  {name:<28} skipped (not installed)")
-                        continue
-                    ratios = [f"{rates[name] / rates['plain loop']:5.2f}x loop"]
-                    ratios.append(f"{rates[name] / rates['headrace serial']:5.2f}x serial")
-                    if "tf.data AUTOTUNE" in rates:
-                        ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
-                    parent_only = "+" if "process" in name or "DataLoader" in name else " "
-                    ratios.append(f"{statistics.median(cpu[name]):8.1f}{parent_only}us CPU/el")
-                    print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
-                if "AUTOTUNE map+batch, vectorised" in rates:
-                    vectorised = rates["AUTOTUNE map+batch, vectorised"]
-                    print(
-                        "  map(parse_single_example).batch vectorised / batch-then-parse: "
-                        f"{vectorised / rates['headrace batch-then-parse']:.2f}; / per element: "
-                        f"{vectorised / rates['AUTOTUNE map+batch, per element']:.2f}"
-                        + (
-                            f"; / tf.data: {vectorised / rates['tf.data AUTOTUNE']:.2f}"
-                            if "tf.data AUTOTUNE" in rates
-                            else ""
-                        )
+                    "  map(parse_single_example).batch vectorised / batch-then-parse: "
+                    f"{vectorised / rates['headrace batch-then-parse']:.2f}; / per element: "
+                    f"{vectorised / rates['AUTOTUNE map+batch, per element']:.2f}"
+                    + (
+                        f"; / tf.data: {vectorised / rates['tf.data AUTOTUNE']:.2f}"
+                        if "tf.data AUTOTUNE" in rates
+                        else ""
                     )
-                fixed = [rates[k] for k in ("headrace serial", "headrace 2 threads", "headrace 2 processes")]
-                print(f"  AUTOTUNE / best fixed setting: {rates['headrace AUTOTUNE'] / max(fixed):.2f}")
-    finally:
-        if busy is not None:
-            busy.terminate()
+                )
+            fixed = [rates[k] for k in ("headrace serial", "headrace 2 threads", "headrace 2 processes")]
+            print(f"  AUTOTUNE / best fixed setting: {rates['headrace AUTOTUNE'] / max(fixed):.2f}")
     return 0
 
 

@@ -406,9 +406,6 @@ class ParallelInterleaveIterator(InterleaveIterator):
                 sub = reader.inline()
                 if sub is not None:
                     self.slots[index] = (slot[0], slot[1], sub)
-        for index, slot in enumerate(self.slots):  # the trial's timing ends: unwrap the others too
-            if slot is not None and isinstance(slot[2], ConsumerTimed):
-                self.slots[index] = (slot[0], slot[1], slot[2].inner)
 
     def _trial_step(self) -> None:
         """Between calls (no read in progress): end the running phase once it booked enough."""
@@ -456,15 +453,14 @@ class ParallelInterleaveIterator(InterleaveIterator):
     def _settle(self, readers: bool, why: str) -> None:
         """The trial's verdict: every slot, open or new, gets a reader, or is read inline."""
         self.phase, self.executor_reason = None, why
+        self.inline = not readers
         if readers:
-            self.inline = False
             self._all_read_ahead(None)
-            for index, slot in enumerate(self.slots):
-                if slot is not None and isinstance(slot[2], ConsumerTimed):
-                    self.slots[index] = (slot[0], slot[1], slot[2].inner)
         else:
-            self.inline = True
             self._all_inline()
+        for index, slot in enumerate(self.slots):  # the trial's timing ends
+            if slot is not None and isinstance(slot[2], ConsumerTimed):
+                self.slots[index] = (slot[0], slot[1], slot[2].inner)
 
     def _step(self) -> tuple[bool, Any]:
         if self.phase is not None:

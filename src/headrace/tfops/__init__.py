@@ -51,10 +51,6 @@ from .ragged import RaggedTensor
 from .sparse import SparseTensor
 from .tensor_array import TensorArray
 
-# TensorFlow keeps these of tf.nn in tf.math too
-for _name in ("l2_normalize", "softplus", "softsign", "softmax", "log_softmax"):
-    setattr(math, _name, getattr(nn, _name))
-
 _MATH = (
     "abs add add_n argmax argmin cast clip_by_value cos cumsum divide equal exp floor greater "
     "greater_equal less less_equal logical_and logical_not logical_or matmul maximum minimum multiply negative "

@@ -754,3 +754,52 @@ def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Any:
     if np.ndim(scalar) != 0:
         raise ValueError(f"Only scalar multiply works, got shape {list(np.shape(scalar))}")
     return multiply(scalar, x)
+
+
+# --- tf.nn's names that TensorFlow keeps in tf.math too (tf.nn re-exports them) ------------------
+@traceable("nn.softplus")
+def softplus(features: Any, name: str | None = None) -> Any:
+    return _unary("Softplus", FLOATS, lambda a: np.logaddexp(a.dtype.type(0), a), features)
+
+
+@traceable("nn.softsign")
+def softsign(features: Any, name: str | None = None) -> Any:
+    return _unary("Softsign", FLOATS, lambda a: a / (np.abs(a) + a.dtype.type(1)), features)
+
+
+def _softmax(op: str, log: bool, logits: Any, axis: Any) -> Any:
+    (a,) = match(op, [logits], FLOATS)
+    if a.ndim == 0:
+        raise InvalidArgumentError(f"{op}: logits must have >= 1 dimension, got shape []")
+    (axis_,) = _axes(op, -1 if axis is None else axis, a.ndim)
+    with np.errstate(all="ignore"):
+        shifted = a - np.max(a, axis=axis_, keepdims=True)
+        if log:
+            result = shifted - np.log(np.sum(np.exp(shifted), axis=axis_, keepdims=True))
+        else:
+            e = np.exp(shifted)
+            result = e / np.sum(e, axis=axis_, keepdims=True)
+    return out(np.asarray(result, dtype=a.dtype))
+
+
+@traceable("nn.softmax")
+def softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
+    return _softmax("Softmax", False, logits, axis)
+
+
+@traceable("nn.log_softmax")
+def log_softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
+    return _softmax("LogSoftmax", True, logits, axis)
+
+
+@traceable("nn.l2_normalize")
+def l2_normalize(
+    x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None
+) -> Any:
+    """``x / sqrt(max(sum(x**2, axis), epsilon))``; ``dim`` is TF's deprecated name for ``axis``."""
+    (a,) = match("L2Normalize", [x], FLOATS)
+    axes = _axes("L2Normalize", dim if axis is None and dim is not None else axis, a.ndim)
+    with np.errstate(all="ignore"):
+        squares = np.sum(np.square(a), axis=axes, keepdims=True, dtype=a.dtype)
+        result = a / np.sqrt(np.maximum(squares, a.dtype.type(epsilon)))
+    return out(np.asarray(result, dtype=a.dtype))

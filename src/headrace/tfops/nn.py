@@ -21,26 +21,30 @@ import numpy as np
 from ..core.errors import InvalidArgumentError
 from ..core.trace_hook import traceable
 from ._tensor import FLOATS, REAL, match, out
-from .math import _axes, sigmoid, tanh
+from .math import (  # TensorFlow keeps these in tf.math too
+    _axes,
+    _unary,
+    l2_normalize,
+    log_softmax,
+    sigmoid,
+    softmax,
+    softplus,
+    softsign,
+    tanh,
+)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _apply(op: str, allowed: tuple, fn: Any, x: Any) -> Any:
-    (a,) = match(op, [x], allowed)
-    with np.errstate(all="ignore"):
-        return out(np.asarray(fn(a), dtype=a.dtype))
-
-
 @traceable("nn.relu")
 def relu(features: Any, name: str | None = None) -> Any:
-    return _apply("Relu", REAL, lambda a: np.maximum(a, a.dtype.type(0)), features)
+    return _unary("Relu", REAL, lambda a: np.maximum(a, a.dtype.type(0)), features)
 
 
 @traceable("nn.relu6")
 def relu6(features: Any, name: str | None = None) -> Any:
-    return _apply("Relu6", REAL, lambda a: np.clip(a, a.dtype.type(0), a.dtype.type(6)), features)
+    return _unary("Relu6", REAL, lambda a: np.clip(a, a.dtype.type(0), a.dtype.type(6)), features)
 
 
 @traceable("nn.leaky_relu")
@@ -49,12 +53,12 @@ def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> An
     if a.dtype.kind in "iu":  # TensorFlow casts integer features to float32 first
         a = a.astype(np.float32)
     slope = a.dtype.type(alpha)
-    return _apply("LeakyRelu", FLOATS, lambda v: np.where(v > 0, v, v * slope), a)
+    return _unary("LeakyRelu", FLOATS, lambda v: np.where(v > 0, v, v * slope), a)
 
 
 @traceable("nn.elu")
 def elu(features: Any, name: str | None = None) -> Any:
-    return _apply("Elu", FLOATS, lambda a: np.where(a > 0, a, np.expm1(a)), features)
+    return _unary("Elu", FLOATS, lambda a: np.where(a > 0, a, np.expm1(a)), features)
 
 
 @traceable("nn.selu")
@@ -62,63 +66,15 @@ def selu(features: Any, name: str | None = None) -> Any:
     def fn(a: np.ndarray) -> np.ndarray:
         return _SELU_SCALE * np.where(a > 0, a, _SELU_ALPHA * np.expm1(a))
 
-    return _apply("Selu", FLOATS, fn, features)
-
-
-@traceable("nn.softplus")
-def softplus(features: Any, name: str | None = None) -> Any:
-    return _apply("Softplus", FLOATS, lambda a: np.logaddexp(a.dtype.type(0), a), features)
-
-
-@traceable("nn.softsign")
-def softsign(features: Any, name: str | None = None) -> Any:
-    return _apply("Softsign", FLOATS, lambda a: a / (np.abs(a) + a.dtype.type(1)), features)
+    return _unary("Selu", FLOATS, fn, features)
 
 
 @traceable("nn.silu")
 def silu(features: Any, beta: float = 1.0, name: str | None = None) -> Any:
-    return _apply("Silu", FLOATS, lambda v: v / (1 + np.exp(-v * v.dtype.type(beta))), features)
+    return _unary("Silu", FLOATS, lambda v: v / (1 + np.exp(-v * v.dtype.type(beta))), features)
 
 
 swish = silu
-
-
-def _softmax(op: str, log: bool, logits: Any, axis: Any) -> Any:
-    (a,) = match(op, [logits], FLOATS)
-    if a.ndim == 0:
-        raise InvalidArgumentError(f"{op}: logits must have >= 1 dimension, got shape []")
-    (axis_,) = _axes(op, -1 if axis is None else axis, a.ndim)
-    with np.errstate(all="ignore"):
-        shifted = a - np.max(a, axis=axis_, keepdims=True)
-        if log:
-            result = shifted - np.log(np.sum(np.exp(shifted), axis=axis_, keepdims=True))
-        else:
-            e = np.exp(shifted)
-            result = e / np.sum(e, axis=axis_, keepdims=True)
-    return out(np.asarray(result, dtype=a.dtype))
-
-
-@traceable("nn.softmax")
-def softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
-    return _softmax("Softmax", False, logits, axis)
-
-
-@traceable("nn.log_softmax")
-def log_softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
-    return _softmax("LogSoftmax", True, logits, axis)
-
-
-@traceable("nn.l2_normalize")
-def l2_normalize(
-    x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None
-) -> Any:
-    """``x / sqrt(max(sum(x**2, axis), epsilon))``; ``dim`` is TF's deprecated name for ``axis``."""
-    (a,) = match("L2Normalize", [x], FLOATS)
-    axes = _axes("L2Normalize", dim if axis is None and dim is not None else axis, a.ndim)
-    with np.errstate(all="ignore"):
-        squares = np.sum(np.square(a), axis=axes, keepdims=True, dtype=a.dtype)
-        result = a / np.sqrt(np.maximum(squares, a.dtype.type(epsilon)))
-    return out(np.asarray(result, dtype=a.dtype))
 
 
 def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: str | None = None) -> tuple:
