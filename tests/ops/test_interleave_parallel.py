@@ -181,6 +181,15 @@ def test_errors_in_sub_datasets_match_the_serial_run():
 
 
 # --- reader threads or inline: the trial (issue 22: many small files read slower in parallel) ---------
+@pytest.fixture
+def long_job(monkeypatch):
+    """The trial runs its reader phase whatever the job's length (these jobs are short: see
+    ``test_a_job_too_short_for_the_trial_to_pay_stays_inline``)."""
+    from headrace.ops import interleave_parallel
+
+    monkeypatch.setattr(interleave_parallel, "too_short", lambda *args: None)
+
+
 def small_files(count: int, calls=4, records: int = 3, read=None):
     """``count`` sub-datasets of ``records`` elements (``x * 100 + i``), each mapped by ``read`` if given,
     interleaved with cycle_length 4 (serially when ``calls`` is None)."""
@@ -284,13 +293,71 @@ def test_the_verdict_weighs_reads_and_openings(inline, reader, per_slot, readers
     assert words in why
 
 
-def test_the_phases_run_one_after_the_other(monkeypatch):
+@pytest.mark.parametrize(
+    "per_slot, slots_left, short",
+    [
+        (5.0, 180, True),  # 200 files of 5 records, 56 us an element inline: ~50 ms left
+        (20.0, 490, True),  # 500 x 20 at 20 us: ~200 ms left, a losing phase costs 4% of it
+        (20.0, 2000, False),  # 2,000 x 20: ~800 ms left
+        (1000.0, 64, False),  # long sub-datasets
+        (1.0, 100_000, False),  # 100,000 one-record files
+    ],
+)
+def test_a_short_rest_skips_the_reader_phase(per_slot, slots_left, short):
+    from headrace.ops.interleave_parallel import TRIAL_SHARE, too_short
+
+    inline = book(read_us=32 * 15, elements=32, opens=4, open_us=4 * 100, cpu_us=900)
+    why = too_short(inline, per_slot, slots_left, 8)
+    assert (why is not None) is short, why
+    if short:
+        assert "too short for a trial of reader threads to pay" in why and "read inline" in why
+    assert TRIAL_SHARE <= 0.05  # a losing phase may cost a few percent of the job's rest at most
+
+
+def test_a_job_too_short_for_the_trial_to_pay_stays_inline(monkeypatch):
+    # 60 sub-datasets of 3 (the input's cardinality is known): no reader thread ever starts.
+    from headrace.ops import interleave_parallel
+    from headrace.ops.interleave_parallel import ELEMENTS
+
+    monkeypatch.setattr(interleave_parallel, "waited", lambda book: None)
+    started = []
+    monkeypatch.setattr(interleave_parallel.SlotReader, "__init__", lambda *a, **k: started.append(1))
+    with iter(small_files(60, hr.AUTOTUNE)) as it:
+        assert run(it) == run(small_files(60, None))
+        stage = it.root
+        assert stage.phase is None and stage.inline and not started
+        assert stage.books["reader"][ELEMENTS] == 0
+        assert "too short for a trial of reader threads to pay" in stage.counters()["executor_reason"]
+
+
+def test_an_input_of_unknown_length_still_gets_the_reader_phase(monkeypatch):
+    from headrace.ops import interleave_parallel
+    from headrace.ops.interleave_parallel import ELEMENTS
+
+    monkeypatch.setattr(interleave_parallel, "waited", lambda book: None)
+    ds = (
+        hr.Dataset.range(60)
+        .filter(lambda x: x >= 0)  # cardinality unknown
+        .interleave(lambda x: hr.Dataset.range(x * 100, x * 100 + 3), cycle_length=4, num_parallel_calls=4)
+    )
+    with iter(ds) as it:
+        assert run(it) == run(small_files(60, None))
+        assert it.root.books["reader"][ELEMENTS] > 0
+
+
+def test_the_phases_run_one_after_the_other(monkeypatch, long_job):
     # Inline first (no reader thread disturbs its figures), then every open slot gets a reader, then the
     # verdict; the books hold what each phase paid. Sub-datasets of 40 records: slots stay open
     # across the phase switch and after the verdict, whichever way it goes. The reads compute (a
     # throttled CI container could make them look like waiting: that rule is tested above).
     from headrace.ops import interleave_parallel
-    from headrace.ops.interleave_parallel import ELEMENTS, OPENS, TRIAL_ELEMENTS, _reader
+    from headrace.ops.interleave_parallel import (
+        ELEMENTS,
+        OPENS,
+        TRIAL_EARLY_ELEMENTS,
+        TRIAL_ELEMENTS,
+        _reader,
+    )
 
     monkeypatch.setattr(interleave_parallel, "waited", lambda book: None)
 
@@ -302,18 +369,38 @@ def test_the_phases_run_one_after_the_other(monkeypatch):
         while stage.phase == "inline":
             head.append(int(next(it)))
         assert stage.phase == "reader"
-        assert stage.books["inline"][OPENS] == 3  # four slots opened, the first (cold) not booked
+        # Four slots opened, the first (cold) not booked; the phase went on until one had ended (how
+        # long slots are says whether the trial can pay), so a fifth opened too.
+        assert stage.books["inline"][OPENS] == 4 and stage.opens > stage.open_count
         assert stage.books["inline"][ELEMENTS] >= TRIAL_ELEMENTS
         assert all(_reader(slot) is not None for slot in stage.slots if slot is not None)
         while stage.phase is not None:
             head.append(int(next(it)))
-        assert stage.books["reader"][ELEMENTS] >= TRIAL_ELEMENTS
+        # ... over TRIAL_ELEMENTS, or TRIAL_EARLY_ELEMENTS when readers cost TRIAL_HOPELESS x inline's
+        assert stage.books["reader"][ELEMENTS] >= TRIAL_EARLY_ELEMENTS
         readers = [_reader(slot) is not None for slot in stage.slots if slot is not None]
         assert all(readers) if not stage.inline else not any(readers), stage.executor_reason
         assert head + run(it) == run(small_files(12, None, records=40))
 
 
-def test_an_inline_verdict_takes_back_what_readers_read_ahead(monkeypatch):
+def test_a_clearly_losing_reader_phase_ends_early(monkeypatch, long_job):
+    # Readers at TRIAL_HOPELESS x inline's cost after TRIAL_EARLY_ELEMENTS elements: inline at once
+    # (on tiny files each element of the phase costs a thread start and turns at the GIL).
+    from headrace.ops import interleave_parallel
+    from headrace.ops.interleave_parallel import ELEMENTS, TRIAL_EARLY_ELEMENTS, TRIAL_HOPELESS
+
+    monkeypatch.setattr(interleave_parallel, "waited", lambda book: None)
+    monkeypatch.setattr(interleave_parallel, "costs", lambda *args: (1.0, TRIAL_HOPELESS))
+    with iter(small_files(12, records=40)) as it:
+        stage = it.root
+        head = []
+        while stage.phase is not None:
+            head.append(int(next(it)))
+        assert stage.books["reader"][ELEMENTS] == TRIAL_EARLY_ELEMENTS and stage.inline
+        assert head + run(it) == run(small_files(12, None, records=40))
+
+
+def test_an_inline_verdict_takes_back_what_readers_read_ahead(monkeypatch, long_job):
     # Readers of the trial's second phase hand back the elements they read ahead and their slots go on
     # inline: same elements, same order, checkpoints included; no reader thread is left.
     from headrace.ops import interleave_parallel
@@ -334,7 +421,11 @@ def test_an_inline_verdict_takes_back_what_readers_read_ahead(monkeypatch):
     with iter(ds) as again:
         again.set_state(state)
         assert head + run(again) == serial
-    assert not [t for t in threading.enumerate() if "producer" in t.name and t.is_alive()]
+    # Taken back, the threads were not waited for (they never touch their source again): they exit.
+    deadline = time.monotonic() + 10  # a hang guard, not a speed bound
+    while [t for t in threading.enumerate() if "producer" in t.name and t.is_alive()]:
+        assert time.monotonic() < deadline, "a taken-back reader thread did not exit"
+        time.sleep(0.01)
 
 
 def test_inline_reads_beside_readers_count_against_num_parallel_calls():
@@ -346,7 +437,7 @@ def test_inline_reads_beside_readers_count_against_num_parallel_calls():
     assert peak[0] <= 2
 
 
-def test_checkpoints_are_exact_across_the_trial():
+def test_checkpoints_are_exact_across_the_trial(long_job):
     # 30 files of 3: the trial decides after a few slots; states are saved before, during and after.
     check_checkpoints(lambda: small_files(30), stride=7)
 

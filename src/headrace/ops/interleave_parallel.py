@@ -20,7 +20,11 @@ slot gets a reader thread. Each phase books what the consumer's thread pays per 
 least ``TRIAL_ELEMENTS`` elements and ``TRIAL_MIN_SLOTS`` slots (a phase of long sub-datasets,
 which rarely open, also ends after ``TRIAL_MAX_ELEMENTS``); an element then costs its read plus its
 share of a slot's opening. Inline reads that mostly wait (off the CPU for all but ``TRIAL_WAITS`` of
-the time they were not queued for a core: storage, network) get readers at once. Otherwise readers
+the time they were not queued for a core: storage, network) get readers at once. Reads that compute
+go on inline until a slot has ended (how long slots are is then known); when the input's cardinality
+says the rest of the job is too short for a losing reader phase to cost under ``TRIAL_SHARE`` of it,
+slots stay inline with no reader phase. A reader phase whose elements cost ``TRIAL_HOPELESS`` times
+inline's ends after ``TRIAL_EARLY_ELEMENTS``. Otherwise readers
 stay only when they cost the consumer under ``TRIAL_READERS`` of inline's: reads that compute and
 hold the GIL (a page-cached read of a few records) gain nothing from a thread per slot, which costs
 start-up and hand-offs, while reads that release it (decompression, decoding) overlap. On an inline
@@ -52,6 +56,13 @@ TRIAL_EARLY_ELEMENTS = 8  # inline reads that wait get readers after this many (
 # Readers stay only when an element costs the consumer under this share of inline's: ties go to
 # inline (no threads, nothing read ahead held), and reads that wait never reach the comparison.
 TRIAL_READERS = 0.8
+TRIAL_HOPELESS = 2.0  # a reader phase whose elements cost this many times inline's ends early (8 elements)
+# What a reader phase costs the consumer per slot it converts when readers lose (the 2-core box, 200
+# files of 5 records: 2.7 ms to start 8 threads, 6.2 ms for the next 8 elements while the new threads
+# take turns at the GIL), and the share of the job's rest, read inline, that it may cost: a shorter rest
+# (a known input cardinality says how long) stays inline without one.
+TRIAL_SLOT_NS = 1_000_000
+TRIAL_SHARE = 0.02
 TRIAL_WAITS = 0.25  # inline reads using under this share of their unqueued time on the CPU wait: readers
 
 # A phase's book: what the consumer's thread paid for reads and opens (ns), how many, and the CPU
@@ -273,6 +284,33 @@ def costs(inline: list[int], reader: list[int], elements_per_slot: float) -> tup
     )
 
 
+def too_short(
+    inline: list[int], elements_per_slot: float, slots_left: float, cycle_length: int
+) -> str | None:
+    """Why the reader phase is skipped (the rest of the job, ``slots_left`` slots of
+    ``elements_per_slot`` elements read inline, is too short for a phase giving ``cycle_length``
+    open slots a reader, and new ones as they open, to pay: ``TRIAL_SHARE``), or None. The phase is
+    reckoned as losing until its early end (``TRIAL_EARLY_ELEMENTS``): a thread start and turns at
+    the GIL per slot (``TRIAL_SLOT_NS``), elements at ``TRIAL_HOPELESS`` times inline's cost.
+
+    >>> too_short([160_000, 32, 4, 400_000, 560_000, 0], 5.0, 180, 8)[:28]
+    'the rest of the job, about 1'
+    >>> too_short([160_000, 32, 4, 400_000, 560_000, 0], 20.0, 2000, 8) is None
+    True
+    """
+    inline_us = costs(inline, inline, elements_per_slot)[0]
+    rest_ms = slots_left * max(1.0, elements_per_slot) * inline_us / 1e3
+    slots = cycle_length + TRIAL_EARLY_ELEMENTS / max(1.0, elements_per_slot)  # converted, then opened
+    phase_ms = slots * TRIAL_SLOT_NS / 1e6 + TRIAL_EARLY_ELEMENTS * TRIAL_HOPELESS * inline_us / 1e3
+    if rest_ms * TRIAL_SHARE >= phase_ms:
+        return None
+    return (
+        f"the rest of the job, about {rest_ms:,.0f} ms read inline ({inline_us:,.1f} us an element, "
+        f"{elements_per_slot:,.1f} elements a slot), is too short for a trial of reader threads to pay "
+        f"(about {phase_ms:,.1f} ms if they lose): slots are read inline"
+    )
+
+
 def verdict(inline: list[int], reader: list[int], elements_per_slot: float) -> tuple[bool, str]:
     """``(readers win, why)`` from the two phases' books (``READ_NS``...; :func:`costs`). Readers win
     when inline reads mostly wait (:func:`waited`), or when they cost under ``TRIAL_READERS`` of
@@ -420,6 +458,13 @@ class ParallelInterleaveIterator(InterleaveIterator):
                 self._settle(True, why)
                 return
         per_slot = self.produced / max(1, self.opens)
+        if phase == "reader" and look and book[OPENS]:
+            # Readers far dearer than inline after a few elements will not come back within the margin:
+            # on tiny files the phase's thread starts per slot would otherwise cost most of the job.
+            inline_us, reader_us = costs(self.books["inline"], book, per_slot)
+            if reader_us >= TRIAL_HOPELESS * inline_us:
+                self._settle(*verdict(self.books["inline"], book, per_slot))
+                return
         if enough and phase == "reader" and book[OPENS] < TRIAL_MIN_SLOTS:
             # Readers whose reads alone cost what loses cannot win on their openings: decided now
             # (small files would otherwise run with readers until their slots end).
@@ -429,11 +474,28 @@ class ParallelInterleaveIterator(InterleaveIterator):
                 return
         if not enough or (book[OPENS] < TRIAL_MIN_SLOTS and book[ELEMENTS] < TRIAL_MAX_ELEMENTS):
             return
-        if phase == "inline":  # reads that compute: now the same with a reader per slot
+        if phase == "inline":  # reads that compute: now the same with a reader per slot, if it can pay
+            ended = self.opens - self.open_count
+            if not ended and book[ELEMENTS] < TRIAL_MAX_ELEMENTS:
+                return  # no slot has ended: how long slots are (and the job's rest) is not known yet
+            why = self._too_short(book, ended)
+            if why is not None:
+                self._settle(False, why)
+                return
             self.phase, self.inline = "reader", False
             self._all_read_ahead(self.books["reader"])
             return
         self._settle(*verdict(self.books["inline"], book, per_slot))
+
+    def _too_short(self, book: list[int], ended: int) -> str | None:
+        """:func:`too_short` on this job: the input's cardinality, when known, says how many slots are
+        left; elements a slot are reckoned high (as if every element came from an ended slot)."""
+        inputs = self.node.parents[0].cardinality()
+        if inputs < 0:
+            return None  # endless or unknown: the trial runs
+        per_slot = self.produced / max(1, ended)
+        slots_left = inputs - self.position + self.open_count
+        return too_short(book, per_slot, slots_left, self.node.cycle_length)
 
     def _queued(self, book: list[int]) -> list[int]:
         """``book`` with the time its reads and opens sat queued for a core (``QUEUED_NS``): the

@@ -231,15 +231,15 @@ class Producer:
     def take_back(self) -> list | None:
         """Stop the thread and return the values it read ahead, for the caller to serve before
         reading the source itself; None, and the thread reads on, when an error or the end is
-        buffered (the slot is about to end anyway)."""
-        self._pause()  # the thread is out of the source and adds nothing more
+        buffered (the slot is about to end anyway). Not waiting for the thread to exit: paused, it is
+        out of the source and, stopped before it resumes, never calls it again (it only returns)."""
+        self._pause()
         with self.cv:
             if self.stopping or any(kind != VALUE for kind, _, _, _ in self.items):
                 self._resume()
                 return None
             values = [value for _, value, _, _ in self.items]
         self.stop()
-        self.join()
         return values
 
     def occupancy(self) -> int:
