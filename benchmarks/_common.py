@@ -45,6 +45,23 @@ def median_seconds(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) 
     return statistics.median(times)
 
 
+def alternate(runs: dict[str, Callable[[], int]], repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Run each of ``runs`` (returning how many elements it gave) ``repeats`` times, alternating, so a
+    change of load hits every row alike: ``(elements/s, CPU us of this process per element)``, each
+    the median over repeats."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    counts: dict[str, int] = {}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            counts[name] = run()
+            times[name].append(time.perf_counter() - start)
+            cpu[name].append((time.process_time() - start_cpu) / max(1, counts[name]) * 1e6)
+    rates = {name: counts[name] / statistics.median(ts) for name, ts in times.items()}
+    return rates, {name: statistics.median(us) for name, us in cpu.items()}
+
+
 def report(title: str, rows: list[tuple[str, float]], unit: str, baseline: str) -> None:
     """Print rate rows (higher is better) and each one's ratio to ``baseline``."""
     base = dict(rows)[baseline]

@@ -30,16 +30,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 
 import numpy as np
 
 import headrace as hr
-from _common import beside_hog, have
+from _common import alternate, beside_hog, have
 
 FLOATS = {"x": hr.io.FixedLenFeature([16], "float32"), "y": hr.io.FixedLenFeature([], "int64")}
 JPEG = {"image": hr.io.FixedLenFeature([], "string"), "label": hr.io.FixedLenFeature([], "int64")}
@@ -285,15 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, ds in VECTORISED:
                 print(f"  ({shape}) {name}: {how_it_ran(ds)}")
             VECTORISED.clear()
-            times: dict[str, list[float]] = {name: [] for name in live}
-            cpu: dict[str, list[float]] = {name: [] for name in live}
-            for _ in range(args.runs):  # interleaved, so load changes hit every row alike
-                for name, run in live.items():
-                    start, start_cpu = time.perf_counter(), time.process_time()
-                    n = run()
-                    times[name].append(time.perf_counter() - start)
-                    cpu[name].append((time.process_time() - start_cpu) / n * 1e6)
-            rates = {name: n / statistics.median(ts) for name, ts in times.items()}
+            rates, cpu = alternate(live, args.runs)
             print(f"\n{shape} ({counts[shape]:,} records, batch {batch}), elements/s, median of {args.runs}")
             for name in rows:
                 if name not in rates:
@@ -304,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
                 if "tf.data AUTOTUNE" in rates:
                     ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
                 parent_only = "+" if "process" in name or "DataLoader" in name else " "
-                ratios.append(f"{statistics.median(cpu[name]):8.1f}{parent_only}us CPU/el")
+                ratios.append(f"{cpu[name]:8.1f}{parent_only}us CPU/el")
                 print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
             if "AUTOTUNE map+batch, vectorised" in rates:
                 vectorised = rates["AUTOTUNE map+batch, vectorised"]

@@ -35,15 +35,13 @@ Run: ``python benchmarks/vectorized_map.py [--quick] [--runs N] [--shapes tabula
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
 
 import headrace as tf
-from _common import have
+from _common import alternate, have
 
 FEATURES = {"x": tf.io.FixedLenFeature([16], tf.float32), "y": tf.io.FixedLenFeature([], tf.int64)}
 
@@ -167,13 +165,7 @@ def jpeg(args: argparse.Namespace, shape: str = "jpeg") -> None:
     live = {name: run for name, run in rows.items() if run is not None}
     for run in live.values():  # warm-up: the trace, the first-batch check, kernels, workers
         run()
-    times: dict[str, list[float]] = {name: [] for name in live}
-    for _ in range(args.runs):  # interleaved, so load changes hit every row alike
-        for name, run in live.items():
-            start = time.perf_counter()
-            n = run()
-            times[name].append(time.perf_counter() - start)
-    rates = {name: n / statistics.median(ts) for name, ts in times.items()}
+    rates, _ = alternate(live, args.runs)
     what = "crop and flip" if shape == "jpeg" else "colour jitter"
     print(
         f"\nvectorised decode, {what}: {count:,} JPEGs of 72x72, batch 128, elements/s, median of {args.runs}"
@@ -238,19 +230,15 @@ def tabular(args: argparse.Namespace) -> None:
     for (a, b), (c, d) in zip(shuffled, results["map+shuffle+batch, not traced"]):
         assert np.array_equal(a, c) and np.array_equal(b, d)
     assert "one traced call per chunk of its input" in shuffled.explain()
-    times: dict[str, list[float]] = {name: [] for name in rows}
     # Each row's dataset is built once and iterated once per run, as epochs are: the trace and the
     # first-batch check (one per-element pass over the first batch) happen at its first iteration.
     datasets = {name: make() for name, make in rows.items()}
     for ds in datasets.values():
         for _ in ds:
             pass
-    for _ in range(args.runs):  # interleaved, so load changes hit every row alike
-        for name, ds in datasets.items():
-            start = time.perf_counter()
-            n = sum(len(b[1]) for b in ds)
-            times[name].append(time.perf_counter() - start)
-    rates = {name: n / statistics.median(ts) for name, ts in times.items()}
+    rates, _ = alternate(
+        {name: (lambda ds=ds: sum(len(b[1]) for b in ds)) for name, ds in datasets.items()}, args.runs
+    )
     print(f"vectorised map: {count:,} records, batch 256, elements/s, median of {args.runs}")
     for name in rows:
         print(f"  {name:<28} {rates[name]:>12,.0f}")
