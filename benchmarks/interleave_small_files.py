@@ -7,16 +7,18 @@ TensorFlow is importable. Opening a file costs as much as reading its few record
 variants must not spend more on starting a reader per file than they save. Goal: parallel at least as
 fast as serial. All variants alternate within each repeat; medians of ``REPEATS`` runs.
 
-    python benchmarks/interleave_small_files.py [files] [records] [--hog]
+    python benchmarks/interleave_small_files.py [files] [records] [--hog] [--repeats N]
 
-``--hog`` runs a CPU-busy process beside (a training loop always competes for the cores).
+``--hog`` runs a CPU-busy process beside (a training loop always competes for the cores). Besides the
+ratio of medians, each variant's median *paired* ratio (serial's time over the variant's within the same
+repeat) is printed: on a machine whose speed drifts it is the steadier figure.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
@@ -61,10 +63,13 @@ def tf_run(pattern: str) -> int:
 
 
 def main() -> None:
-    numbers = [arg for arg in sys.argv[1:] if arg != "--hog"]
-    files = int(numbers[0]) if numbers else FILES
-    records = int(numbers[1]) if len(numbers) > 1 else RECORDS
-    hog = "--hog" in sys.argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", type=int, nargs="?", default=FILES)
+    parser.add_argument("records", type=int, nargs="?", default=RECORDS)
+    parser.add_argument("--hog", action="store_true", help="a CPU-busy process beside")
+    parser.add_argument("--repeats", type=int, default=REPEATS)
+    args = parser.parse_args()
+    files, records, hog, repeats = args.files, args.records, args.hog, args.repeats
     with (
         tempfile.TemporaryDirectory(prefix="headrace-bench-interleave-") as directory,
         beside_hog(hog),
@@ -82,21 +87,26 @@ def main() -> None:
         for run in variants.values():  # warm: page cache, kernels, imports
             assert run() == files * records
         times: dict[str, list[float]] = {name: [] for name in variants}
-        for _ in range(REPEATS):
-            for name, run in variants.items():
-                start = time.perf_counter()
-                run()
+        cpu: dict[str, list[float]] = {name: [] for name in variants}
+        names = list(variants)
+        for repeat in range(repeats):
+            for name in names[repeat % len(names) :] + names[: repeat % len(names)]:  # no fixed order
+                start, start_cpu = time.perf_counter(), time.process_time()
+                variants[name]()
                 times[name].append(time.perf_counter() - start)
+                cpu[name].append(time.process_time() - start_cpu)
     total = files * records
     print(
-        f"{files} files x {records} records, cycle_length={CYCLE}; median of {REPEATS} runs"
+        f"{files} files x {records} records, cycle_length={CYCLE}; median of {repeats} runs"
         f"{', beside a CPU hog' if hog else ''}"
     )
     serial = statistics.median(times["serial"])
     for name, values in times.items():
         seconds = statistics.median(values)
+        paired = statistics.median(s / v for s, v in zip(times["serial"], values))
         print(
             f"  {name:<24} {seconds:7.3f} s  {total / seconds:10,.0f} records/s  {serial / seconds:5.2f}x serial"
+            f"  (paired {paired:4.2f}x; CPU {statistics.median(cpu[name]):6.3f} s)"
         )
     for calls, why in VERDICTS.items():
         print(f"  trial, num_parallel_calls={'AUTOTUNE' if calls == hr.AUTOTUNE else calls}: {why}")
