@@ -351,13 +351,7 @@ def test_the_phases_run_one_after_the_other(monkeypatch, long_job):
     # across the phase switch and after the verdict, whichever way it goes. The reads compute (a
     # throttled CI container could make them look like waiting: that rule is tested above).
     from headrace.ops import interleave_parallel
-    from headrace.ops.interleave_parallel import (
-        ELEMENTS,
-        OPENS,
-        TRIAL_EARLY_ELEMENTS,
-        TRIAL_ELEMENTS,
-        _reader,
-    )
+    from headrace.ops.interleave_parallel import ELEMENTS, OPENS, TRIAL_ELEMENTS, _reader
 
     monkeypatch.setattr(interleave_parallel, "waited", lambda book: None)
 
@@ -376,27 +370,28 @@ def test_the_phases_run_one_after_the_other(monkeypatch, long_job):
         assert all(_reader(slot) is not None for slot in stage.slots if slot is not None)
         while stage.phase is not None:
             head.append(int(next(it)))
-        # ... over TRIAL_ELEMENTS, or TRIAL_EARLY_ELEMENTS when readers cost TRIAL_HOPELESS x inline's
-        assert stage.books["reader"][ELEMENTS] >= TRIAL_EARLY_ELEMENTS
+        # ... over TRIAL_ELEMENTS, or fewer once it cost what TRIAL_ELEMENTS at TRIAL_HOPELESS x inline's would
+        assert stage.books["reader"][ELEMENTS] >= 1
         readers = [_reader(slot) is not None for slot in stage.slots if slot is not None]
         assert all(readers) if not stage.inline else not any(readers), stage.executor_reason
         assert head + run(it) == run(small_files(12, None, records=40))
 
 
-def test_a_clearly_losing_reader_phase_ends_early(monkeypatch, long_job):
-    # Readers at TRIAL_HOPELESS x inline's cost after TRIAL_EARLY_ELEMENTS elements: inline at once
-    # (on tiny files each element of the phase costs a thread start and turns at the GIL).
+def test_a_clearly_losing_reader_phase_ends_once_its_budget_is_spent(monkeypatch, long_job):
+    # The phase may cost TRIAL_ELEMENTS elements at TRIAL_HOPELESS x inline's cost; an element read
+    # inline "costs" 0.001 us here, so the budget is spent at once: inline after one element (on tiny
+    # files each element of the phase costs a thread start and turns at the GIL).
     from headrace.ops import interleave_parallel
-    from headrace.ops.interleave_parallel import ELEMENTS, TRIAL_EARLY_ELEMENTS, TRIAL_HOPELESS
+    from headrace.ops.interleave_parallel import ELEMENTS
 
     monkeypatch.setattr(interleave_parallel, "waited", lambda book: None)
-    monkeypatch.setattr(interleave_parallel, "costs", lambda *args: (1.0, TRIAL_HOPELESS))
+    monkeypatch.setattr(interleave_parallel, "costs", lambda *args: (0.001, 1.0))
     with iter(small_files(12, records=40)) as it:
         stage = it.root
         head = []
         while stage.phase is not None:
             head.append(int(next(it)))
-        assert stage.books["reader"][ELEMENTS] == TRIAL_EARLY_ELEMENTS and stage.inline
+        assert stage.books["reader"][ELEMENTS] == 1 and stage.inline
         assert head + run(it) == run(small_files(12, None, records=40))
 
 

@@ -23,8 +23,8 @@ share of a slot's opening. Inline reads that mostly wait (off the CPU for all bu
 the time they were not queued for a core: storage, network) get readers at once. Reads that compute
 go on inline until a slot has ended (how long slots are is then known); when the input's cardinality
 says the rest of the job is too short for a losing reader phase to cost under ``TRIAL_SHARE`` of it,
-slots stay inline with no reader phase. A reader phase whose elements cost ``TRIAL_HOPELESS`` times
-inline's ends after ``TRIAL_EARLY_ELEMENTS``. Otherwise readers
+slots stay inline with no reader phase. A reader phase ends once it has cost what ``TRIAL_ELEMENTS``
+elements at ``TRIAL_HOPELESS`` times inline's cost would. Otherwise readers
 stay only when they cost the consumer under ``TRIAL_READERS`` of inline's: reads that compute and
 hold the GIL (a page-cached read of a few records) gain nothing from a thread per slot, which costs
 start-up and hand-offs, while reads that release it (decompression, decoding) overlap. On an inline
@@ -56,7 +56,7 @@ TRIAL_EARLY_ELEMENTS = 8  # inline reads that wait get readers after this many (
 # Readers stay only when an element costs the consumer under this share of inline's: ties go to
 # inline (no threads, nothing read ahead held), and reads that wait never reach the comparison.
 TRIAL_READERS = 0.8
-TRIAL_HOPELESS = 2.0  # a reader phase whose elements cost this many times inline's ends early (8 elements)
+TRIAL_HOPELESS = 2.0  # a reader phase ends once it cost TRIAL_ELEMENTS elements at this many times inline's
 # What a reader phase costs the consumer per slot it converts when readers lose (the 2-core box, 200
 # files of 5 records: 2.7 ms to start 8 threads, 6.2 ms for the next 8 elements while the new threads
 # take turns at the GIL), and the share of the job's rest, read inline, that it may cost: a shorter rest
@@ -290,8 +290,9 @@ def too_short(
     """Why the reader phase is skipped (the rest of the job, ``slots_left`` slots of
     ``elements_per_slot`` elements read inline, is too short for a phase giving ``cycle_length``
     open slots a reader, and new ones as they open, to pay: ``TRIAL_SHARE``), or None. The phase is
-    reckoned as losing until its early end (``TRIAL_EARLY_ELEMENTS``): a thread start and turns at
-    the GIL per slot (``TRIAL_SLOT_NS``), elements at ``TRIAL_HOPELESS`` times inline's cost.
+    reckoned as losing until its budget is spent: a thread start and turns at the GIL per slot
+    (``TRIAL_SLOT_NS``), and ``TRIAL_ELEMENTS`` elements at ``TRIAL_HOPELESS`` times inline's cost (the
+    excess over reading them inline).
 
     >>> too_short([160_000, 32, 4, 400_000, 560_000, 0], 5.0, 180, 8)[:28]
     'the rest of the job, about 1'
@@ -300,8 +301,9 @@ def too_short(
     """
     inline_us = costs(inline, inline, elements_per_slot)[0]
     rest_ms = slots_left * max(1.0, elements_per_slot) * inline_us / 1e3
-    slots = cycle_length + TRIAL_EARLY_ELEMENTS / max(1.0, elements_per_slot)  # converted, then opened
-    phase_ms = slots * TRIAL_SLOT_NS / 1e6 + TRIAL_EARLY_ELEMENTS * TRIAL_HOPELESS * inline_us / 1e3
+    slots = cycle_length + TRIAL_ELEMENTS / max(1.0, elements_per_slot)  # converted, then opened
+    extra = TRIAL_ELEMENTS * (TRIAL_HOPELESS - 1) * inline_us / 1e3  # over reading them inline
+    phase_ms = slots * TRIAL_SLOT_NS / 1e6 + extra
     if rest_ms * TRIAL_SHARE >= phase_ms:
         return None
     return (
@@ -458,11 +460,12 @@ class ParallelInterleaveIterator(InterleaveIterator):
                 self._settle(True, why)
                 return
         per_slot = self.produced / max(1, self.opens)
-        if phase == "reader" and look and book[OPENS]:
-            # Readers far dearer than inline after a few elements will not come back within the margin:
-            # on tiny files the phase's thread starts per slot would otherwise cost most of the job.
-            inline_us, reader_us = costs(self.books["inline"], book, per_slot)
-            if reader_us >= TRIAL_HOPELESS * inline_us:
+        if phase == "reader":
+            # A phase that spent what all of it may at TRIAL_HOPELESS x inline's cost ends: on tiny files
+            # its thread starts and turns at the GIL would otherwise cost most of the job. A budget, not
+            # a look at the first few elements, which pay the readers' start-up.
+            inline_us = costs(self.books["inline"], book, per_slot)[0]
+            if book[READ_NS] + book[OPEN_NS] >= TRIAL_HOPELESS * TRIAL_ELEMENTS * inline_us * 1e3:
                 self._settle(*verdict(self.books["inline"], book, per_slot))
                 return
         if enough and phase == "reader" and book[OPENS] < TRIAL_MIN_SLOTS:
