@@ -451,6 +451,8 @@ class ParallelInterleaveIterator(InterleaveIterator):
         """Between calls (no read in progress): end the running phase once it booked enough."""
         phase = self.phase
         book = self.books[cast(str, phase)]
+        if phase == "inline" and book[ELEMENTS] < (TRIAL_ELEMENTS if self.looked else TRIAL_EARLY_ELEMENTS):
+            return  # nothing to look at before then (this runs at every element of the phase)
         enough = book[ELEMENTS] >= TRIAL_ELEMENTS
         look = 2 if enough else int(book[ELEMENTS] >= TRIAL_EARLY_ELEMENTS)
         if phase == "inline" and book[OPENS] and look > self.looked:
