@@ -35,7 +35,7 @@ from typing import Any, cast
 from ..core import counters
 from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
-from ..core.results import CONVERTED, tf_result
+from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.run import Run
 from ..core.state import encode_element
 from . import choose, worker
@@ -530,18 +530,22 @@ class ParallelMapIterator(NodeIterator):
         executor = cast(InlineExecutor, self.executor)  # this path runs inline only
         fn, out, key = self.fn, [], self._rng_key
         start, cpu = perf_ns(), thread_time_ns()
-        for offset, element in enumerate(chunk):
-            try:
-                value = apply(fn, element, key(first + offset))
-            except Exception as exc:  # noqa: BLE001 (handed on in its place, after the outputs before it)
-                at = first + offset
-                self.records[at] = (False, element)
-                self._mark_ready(at, False, exc)
-                for position, rest in enumerate(chunk[offset + 1 :], start=at + 1):
-                    self.records[position] = (False, rest)
-                    self.queued.append(position)
-                break
-            out.append(tf_result(value) if type(value) in CONVERTED else value)
+        try:
+            if self.seed is not None:
+                for offset, element in enumerate(chunk):
+                    out.append(apply(fn, element, key(first + offset)))
+            else:  # the serial map's loop, in C (a failure leaves the outputs before it in `out`)
+                out.extend(itertools.starmap(fn, chunk) if type(chunk[0]) is tuple else map(fn, chunk))
+                if len(out) != len(chunk):  # map_func raised StopIteration, which ends extend() quietly
+                    raise StopIteration(f"map_func raised StopIteration on input element {first + len(out)}")
+        except Exception as exc:  # noqa: BLE001 (handed on in its place, after the outputs before it)
+            at = first + len(out)
+            self.records[at] = (False, chunk[len(out)])
+            self._mark_ready(at, False, exc)
+            for position, rest in enumerate(chunk[len(out) + 1 :], start=at + 1):
+                self.records[position] = (False, rest)
+                self.queued.append(position)
+        out = tf_results(out)
         executor.busy_ns += perf_ns() - start
         executor.cpu_ns += thread_time_ns() - cpu
         self.high = first + len(out)
