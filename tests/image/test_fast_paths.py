@@ -164,3 +164,88 @@ def test_a_forked_child_does_not_repeat_its_parents_unseeded_draws():
     child = queue.get(timeout=60)
     process.join(timeout=60)
     assert child != parent.random(8).tolist()
+
+
+def _jpegs() -> dict[str, bytes]:
+    from headrace.image import encode_jpeg
+
+    pixels = np.random.default_rng(1).integers(0, 256, (19, 23, 3), dtype=np.uint8)
+    Image = pytest.importorskip("PIL.Image")
+    out = {"rgb": encode_jpeg(pixels), "gray": encode_jpeg(pixels[:, :, :1])}
+    for name, options in {
+        "progressive": {"progressive": True},
+        "restart intervals": {"restart_marker_blocks": 1},
+        "comment": {"comment": b"hello"},
+        "cmyk": {},
+    }.items():
+        import io
+
+        buffer = io.BytesIO()
+        image = Image.fromarray(pixels).convert("CMYK") if name == "cmyk" else Image.fromarray(pixels)
+        image.save(buffer, "JPEG", **options)
+        out[name] = buffer.getvalue()
+    return out
+
+
+def test_the_jpeg_frame_header_read_in_python_equals_libjpegs():
+    simplejpeg = pytest.importorskip("simplejpeg")
+    from headrace.image.decode import _jpeg_frame
+
+    for name, data in _jpegs().items():
+        height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data)
+        components = {"Gray": 1, "CMYK": 4, "YCCK": 4}.get(colorspace, 3)
+        assert _jpeg_frame(data) == (height, width, components), name
+        assert _jpeg_frame(data[:8]) is None  # cut before the frame header
+        assert _jpeg_frame(data[:2] + b"\xff" + data[2:]) is None  # a fill byte: libjpeg's to read
+        assert _jpeg_frame(data[:2] + b"\x00" + data[2:]) is None  # stray data
+
+
+def test_decode_jpeg_and_decode_image_shortcuts_equal_the_general_path():
+    pytest.importorskip("simplejpeg")
+    from headrace.image import decode_image, decode_jpeg
+
+    for name, data in _jpegs().items():
+        as_array = np.frombuffer(data, np.uint8)  # not bytes: the general path
+        for channels in (0, 3):
+            np.testing.assert_array_equal(decode_jpeg(data, channels), decode_jpeg(as_array, channels), name)
+        np.testing.assert_array_equal(decode_image(data), decode_image(as_array), name)
+        cut = data[: len(data) // 2]
+        with pytest.raises(Exception) as fast:
+            decode_image(cut)
+        with pytest.raises(Exception) as general:
+            decode_image(np.frombuffer(cut, np.uint8))
+        assert type(fast.value) is type(general.value) and str(fast.value) == str(general.value)
+
+
+def test_decode_png_and_decode_image_shortcuts_equal_the_general_path():
+    from headrace.image import decode_image, decode_png, encode_png
+
+    pixels = np.random.default_rng(2).integers(0, 256, (9, 7, 3), dtype=np.uint8)
+    for image in (pixels, pixels[:, :, :1]):
+        data = encode_png(image)
+        np.testing.assert_array_equal(decode_png(data), decode_png(np.frombuffer(data, np.uint8)))
+        np.testing.assert_array_equal(decode_image(data), decode_image(np.frombuffer(data, np.uint8)))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_resize_shortcut_equals_the_general_path(dtype):
+    from headrace.image import ResizeMethod, resize
+
+    image = np.random.default_rng(3).integers(0, 256, (13, 17, 3)).astype(dtype)
+    for size in [(5, 9), [26, 3], (13, 17)]:
+        expected = resize(image[None], size)[0]  # a batch: the general path
+        for method in ("bilinear", ResizeMethod.BILINEAR):
+            out = resize(image, size, method)
+            assert out.dtype == expected.dtype and out.shape == expected.shape
+            np.testing.assert_array_equal(out, expected)
+
+
+def test_seeded_random_crop_windows_are_remembered_per_seed_and_range():
+    image = np.arange(10 * 12).reshape(10, 12, 1)
+    for seed in (0, 1, 2**40):
+        for size in [(3, 4), (10, 12), (1, 1)]:
+            expected = reference_crop(image, *size, np.random.default_rng(seed))
+            for _ in range(2):
+                np.testing.assert_array_equal(random_crop(image, size, seed=seed), expected)
+    with pytest.raises(InvalidArgumentError, match="seed=True is not allowed"):
+        random_crop(image, (3, 4), seed=True)  # equal to 1 as a key, but not a seed

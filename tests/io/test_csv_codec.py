@@ -92,3 +92,24 @@ def test_one_record_gives_the_scalars_of_a_batch_row():
         decode_csv([b"1,2", b"1,2,3"], [[0], [0]])
     with pytest.raises(InvalidArgumentError, match="field b'3000000000' is not a valid int32"):
         decode_csv(b"3000000000", [[0]])
+
+
+def outcome(fn):
+    try:
+        return "ok", [(type(v), v) for v in fn()]
+    except InvalidArgumentError as exc:
+        return "error", str(exc)
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from([b"", b"1", b"-7", b"2.5", b"x", b"NA", b'"q"', b"1e400", b"\n"]), max_size=5),
+    st.sampled_from(DEFAULTS[:2] + [[np.int32, [""], [0.0], [np.int64(5)]]]),
+    st.sampled_from(["", "NA"]),
+)
+def test_one_record_shortcut_equals_a_batch_row(fields, defaults, na_value):
+    # the shortcut (a plain split, every field present and valid) against the batch path's row 0
+    text = b",".join(fields)
+    one = outcome(lambda: decode_csv(text, defaults, na_value=na_value))
+    row = outcome(lambda: [column[0] for column in decode_csv([text], defaults, na_value=na_value)])
+    assert one == row

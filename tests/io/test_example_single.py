@@ -225,3 +225,40 @@ def test_malformed_records_raise_the_batch_parsers_error(bad):
     compare(bad, {"a": FixedLenFeature([], "int64", default_value=0)})
     with pytest.raises(Exception, match="record 0 is not a valid serialized tf.train.Example"):
         parse_single_example(bad, {"a": FixedLenFeature([], "int64", default_value=0)})
+
+
+def test_the_shortcuts_for_fixed_features_read_every_length_form_themselves():
+    # one-, two- and three-byte lengths (a 100-byte, a 1 KB and a 20 KB string), multi-byte and negative
+    # ints, a float scalar, and shapes of one element other than ()
+    spec = {
+        "s": FixedLenFeature([], "string"),
+        "m": FixedLenFeature([1], "string"),
+        "big": FixedLenFeature([1, 1], "string"),
+        "i": FixedLenFeature([], "int64"),
+        "n": FixedLenFeature([1], "int64"),
+        "f": FixedLenFeature([], "float32"),
+        "x": FixedLenFeature([40, 2], "float32"),
+    }
+    for values in [(5, -1, b"a" * 100), (127, 128, b""), (2**63 - 1, -(2**63), b"\x00" * 20000)]:
+        record = serialize_example(
+            {
+                "s": values[2],
+                "m": b"m" * 1000,
+                "big": b"b" * 20000,
+                "i": values[0],
+                "n": values[1],
+                "f": np.float32(-0.0),
+                "x": np.arange(80, dtype=np.float32),
+            }
+        )
+        for batched in (False, True):
+            assert example_plan(spec)[0].single.parse(record, batched=batched) is not None
+        compare(record, spec)
+
+
+def test_a_key_over_127_bytes_goes_to_the_batch_parser():
+    key = "k" * 200
+    record = serialize_example({key: 3})
+    spec = {key: FixedLenFeature([], "int64")}
+    assert example_plan(spec)[0].single.parse(record, batched=False) is None
+    compare(record, spec)

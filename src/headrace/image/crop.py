@@ -6,6 +6,7 @@ two-number ``size`` draws one window per image.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -113,9 +114,18 @@ def random_crop(
         and type(size[1]) is int
         and array.dtype.kind in "uifb"
     ):  # one image and (height, width): the checks below, without building arrays for them
-        generator = resolve_rng(rng, seed, fn)
         height, width = size
         image_height, image_width = array.shape[0], array.shape[1]
+        if (
+            rng is None
+            and type(seed) is int
+            and seed >= 0
+            and 0 < height <= image_height
+            and 0 < width <= image_width
+        ):
+            top, left = _seeded_window(seed, image_height - height + 1, image_width - width + 1, fn)
+            return array[top : top + height, left : left + width]
+        generator = resolve_rng(rng, seed, fn)
         if not (0 < height <= image_height and 0 < width <= image_width):
             raise _does_not_fit(fn, height, width, array)
         top = int(generator.integers(0, image_height - height + 1))
@@ -175,6 +185,14 @@ def random_crop(
     for i, (top, left) in enumerate(zip(tops.tolist(), lefts.tolist())):
         out[i] = array[i, top : top + height, left : left + width]
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _seeded_window(seed: int, rows: int, columns: int, fn: str) -> tuple[int, int]:
+    """``(top, left)`` of a crop seeded with ``seed``: ``default_rng(seed)``'s first two draws, the same
+    every call, so drawn once per seed and range (making the generator costs more than the crop)."""
+    generator = resolve_rng(None, seed, fn)
+    return int(generator.integers(0, rows)), int(generator.integers(0, columns))
 
 
 def _does_not_fit(fn: str, height: int, width: int, array: np.ndarray) -> InvalidArgumentError:

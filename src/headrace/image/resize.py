@@ -44,6 +44,7 @@ _METHODS = tuple(m.value for m in ResizeMethod)
 #: tf.compat.v1.image.ResizeMethod's integers, and other spellings.
 _ALIASES = {"nearest_neighbor": "nearest", "0": "bilinear", "1": "nearest", "2": "bicubic", "3": "area"}
 _TF1_METHODS = ("bilinear", "nearest", "bicubic", "area")
+_UINT8, _FLOAT32 = np.dtype(np.uint8), np.dtype(np.float32)
 
 
 def _method(method: Any, fn: str) -> str:
@@ -165,6 +166,29 @@ def resize(
     [[0.0, 0.5, 1.0], [1.0, 1.5, 2.0], [2.0, 2.5, 3.0]]
     """
     fn = "resize"
+    if (
+        method == "bilinear"
+        and type(images) is np.ndarray
+        and images.ndim == 3
+        and (images.dtype is _UINT8 or images.dtype is _FLOAT32)
+        and type(size) in (tuple, list)
+        and len(size) == 2
+        and type(size[0]) is int
+        and type(size[1]) is int
+        and size[0] > 0
+        and size[1] > 0
+        and images.shape[0] > 0
+        and images.shape[1] > 0
+        and not preserve_aspect_ratio
+        and not antialias
+        and not align_corners
+        and half_pixel_centers is True
+    ):  # the usual call: one image, tf2's grid, nothing to check or convert (the general path's kernel)
+        out = np.empty((1, size[0], size[1], images.shape[2]), dtype=np.float32)
+        rows = _linear_taps(images.shape[0], size[0], False, True)
+        cols = _linear_taps(images.shape[1], size[1], False, True)
+        kernels().resize_bilinear(images[None], *rows, *cols, out)
+        return out[0]
     array = as_image(images, fn)
     key = _method(method, fn)
     out_height, out_width = _size(size, fn)

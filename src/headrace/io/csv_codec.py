@@ -193,6 +193,10 @@ def decode_csv(
     na = na_value.encode() if isinstance(na_value, str) else na_value
     if isinstance(records, (bytes, str)):  # one record: one scalar per column (bytes, numpy numbers)
         text = records.encode() if isinstance(records, str) else bytes(records)
+        if select_cols is None:
+            values = _plain_record(text, columns, field_delim, use_quote_delim, na)
+            if values is not None:
+                return values
         return _decode_record(text, columns, field_delim, use_quote_delim, na, select_cols, 0)
     array = np.asarray(records, dtype=object)
     flat = array.ravel()
@@ -210,6 +214,40 @@ def decode_csv(
         # One record gives scalars (bytes, numpy numbers), as parse_single_example and CsvDataset do.
         result.append(decoded[0] if array.ndim == 0 else decoded.reshape(array.shape))
     return result
+
+
+def _plain_record(
+    text: bytes, columns: list, field_delim: str, use_quote_delim: bool, na: bytes
+) -> list | None:
+    """``_decode_record`` of a record that splits at the delimiter alone, with every field present
+    and valid; None otherwise (the general path then gives the values or the error)."""
+    delimiter = _plain_delimiter(field_delim)
+    if (
+        delimiter is None
+        or not text
+        or (use_quote_delim and b'"' in text)
+        or b"\r" in text
+        or b"\n" in text
+        or b"\0" in text
+    ):
+        return None
+    fields = text.split(delimiter)
+    if len(fields) != len(columns):
+        return None
+    values = []
+    try:
+        for text, (dtype, default) in zip(fields, columns):
+            if not text or text == na:
+                if default is None:
+                    return None
+                values.append(default)
+            elif dtype.kind == "O":
+                values.append(text)
+            else:
+                values.append((_CONVERTERS.get(dtype) or _converter(dtype))(text))
+    except ValueError:
+        return None
+    return values
 
 
 def _decode_record(
@@ -237,15 +275,15 @@ def record_columns(record_defaults: Any) -> list:
     caller must not change)."""
     try:
         # Each value with its type: 1, 1.0, True and np.int64(1) are equal dict keys but not columns.
-        key = tuple(
-            [
-                (kind, *[(type(v), v) for v in value])
-                if (kind := type(value)) is list or kind is tuple
-                # a list or tuple's elements are its values; anything else is the value
-                else (kind, value)
-                for value in record_defaults
-            ]
-        )
+        # A list or tuple's elements are its values (types, then values); anything else is the value.
+        # A plain loop: comprehensions are calls, and this runs per record of decode_csv.
+        parts = []
+        for value in record_defaults:
+            kind = type(value)
+            parts.append(
+                (kind, *map(type, value), *value) if kind is list or kind is tuple else (kind, value)
+            )
+        key = tuple(parts)
         columns = _COLUMNS.get(key)
     except TypeError:  # an unhashable entry: build (and check) it every time
         return [column_default(value, i) for i, value in enumerate(record_defaults)]

@@ -579,7 +579,10 @@ def parse_example(
         serialized = serialized[()]
     if isinstance(serialized, (bytes, bytearray, np.bytes_)):  # a scalar: one record, as tf.io
         return parse_single_example(serialized, features, example_names)
-    records = as_records(serialized, "parse_example")
+    if type(serialized) is list and len(serialized) == 1 and type(serialized[0]) is bytes:
+        records = serialized  # what as_records gives, without its checks (the per-element case)
+    else:
+        records = as_records(serialized, "parse_example")
     plan, sparse = example_plan(features)
     if len(records) == 1 and not sparse and plan.single.supported:
         parsed = plan.single.parse(records[0], batched=True)

@@ -13,6 +13,7 @@ batch parser's (tests/io/test_example_single.py checks both on generated specs a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,10 @@ from .ragged import Ragged
 
 _KIND = {string: 1, FLOAT32: 2, np.dtype(np.int64): 3}
 _EMPTY = {1: np.empty(0, dtype=object), 2: np.empty(0, dtype=np.float32), 3: np.empty(0, dtype=np.int64)}
+_INT64 = np.int64
+#: np.int64 scalars are immutable: the common small values are made once
+_SMALL = [np.int64(i) for i in range(128)]
+_F4 = np.dtype("<f4")
 _MASK = (1 << 64) - 1
 _SIGN = 1 << 63
 #: Map entries walked before giving the record to the compiled parser: a Python walk costs ~0.3 us
@@ -119,6 +124,10 @@ class SinglePlan:
                 self.steps.append(Step(key, column[spec.value_key or key], spec))
             else:
                 self.supported = False
+        #: (key, slot, read) of each output; [0] without a batch dimension, [1] with one
+        self.readers = [
+            [(s.key, s.slot, _reader(s, batched)) for s in self.steps] for batched in (False, True)
+        ]
 
     def locate(self, data: bytes) -> list | None:
         """The Feature span ``(start, stop)`` of each wanted key (None when absent)."""
@@ -127,15 +136,23 @@ class SinglePlan:
         end = len(data)
         entries = 0
         p = 0
+        # Two-byte lengths decode inline (a call each would cost as much as the rest of the walk);
+        # reading a byte past a bound is harmless: the length check that follows then fails.
         while p < end:  # Example: field 1 (features), a map of key -> Feature
             if data[p] != 0x0A:
                 return None
             size = data[p + 1]
             p += 2
             if size >= 0x80:
-                size, p = _varint(data, p - 1, end)
+                if data[p] < 0x80:
+                    size = (size & 0x7F) | data[p] << 7
+                    p += 1
+                else:
+                    size, p = _varint(data, p - 1, end)
+                    if p < 0:
+                        return None
             stop = p + size
-            if p < 0 or stop > end:
+            if stop > end:
                 return None
             while p < stop:  # map entries: field 1, each holding key (1) then value (2)
                 entries += 1
@@ -144,16 +161,20 @@ class SinglePlan:
                 size = data[p + 1]
                 p += 2
                 if size >= 0x80:
-                    size, p = _varint(data, p - 1, stop)
+                    if data[p] < 0x80:
+                        size = (size & 0x7F) | data[p] << 7
+                        p += 1
+                    else:
+                        size, p = _varint(data, p - 1, stop)
+                        if p < 0:
+                            return None
                 entry_end = p + size
-                if p < 0 or entry_end > stop or p == entry_end or data[p] != 0x0A:
+                if entry_end > stop or p == entry_end or data[p] != 0x0A:
                     return None
                 size = data[p + 1]
                 p += 2
-                if size >= 0x80:
-                    size, p = _varint(data, p - 1, entry_end)
                 key_end = p + size
-                if p < 0 or key_end > entry_end:
+                if size >= 0x80 or key_end > entry_end:  # a key over 127 bytes: the batch parser's
                     return None
                 slot = index.get(data[p:key_end])
                 p = key_end
@@ -163,8 +184,12 @@ class SinglePlan:
                     size = data[p + 1]
                     p += 2
                     if size >= 0x80:
-                        size, p = _varint(data, p - 1, entry_end)
-                    if p < 0 or p + size != entry_end:
+                        if data[p] < 0x80:
+                            size = (size & 0x7F) | data[p] << 7
+                            p += 1
+                        else:
+                            size, p = _varint(data, p - 1, entry_end)
+                    if p + size != entry_end:  # also when cut off (p is -1)
                         return None
                 if slot is not None:
                     found[slot] = (p, entry_end)
@@ -179,14 +204,108 @@ class SinglePlan:
             if found is None:
                 return None
             out = {}
-            for step in self.steps:
-                value = _read(data, found[step.slot], step, batched)
+            for key, slot, read in self.readers[batched]:
+                value = read(data, found[slot])
                 if value is None:
                     return None
-                out[step.key] = value
+                out[key] = value
             return out
         except IndexError:  # a length byte past the end: malformed, the batch parser says where
             return None
+
+
+def _reader(step: Step, batched: bool) -> Callable[[bytes, Any], Any]:
+    """``read(data, span)`` of one output: :func:`_read`, behind a shortcut for the common fixed
+    features in canonical form (n floats, one int64, one byte string) that gives its same values."""
+
+    def read(data: bytes, span: Any) -> Any:
+        return _read(data, span, step, batched)
+
+    if not step.fixed or step.size == 0 or (step.size > 1 and step.kind != 2):
+        return read
+    shape = (1, *step.shape) if batched else step.shape
+    unwrap = step.scalar and not batched
+    flat = shape == (step.size,)  # no reshape needed
+    if step.kind == 2:  # Feature field 2 (FloatList), holding field 1: one packed run of n floats
+        count = step.size
+        run = _encode_varint(4 * count)
+        header = b"\x12" + _encode_varint(1 + len(run) + 4 * count) + b"\x0a" + run
+        offset, total = len(header), len(header) + 4 * count
+
+        def read_floats(data: bytes, span: Any) -> Any:
+            if span is not None and span[1] - span[0] == total and data.startswith(header, span[0]):
+                values = np.frombuffer(data, _F4, count, span[0] + offset)
+                if unwrap:
+                    return values[0]
+                return values.astype(FLOAT32) if flat else values.astype(FLOAT32).reshape(shape)
+            return _read(data, span, step, batched)
+
+        return read_floats
+    if step.kind == 3:  # Feature field 3 (Int64List), holding field 1: one packed run of one varint
+
+        def read_int(data: bytes, span: Any) -> Any:
+            if span is not None:
+                p, end = span
+                n = end - p  # 1A n-2 0A n-4 varint: no length byte here can reach 0x80
+                if 5 <= n <= 14 and data[p] == 0x1A and data[p + 1] == n - 2 and data[p + 2] == 0x0A:
+                    if data[p + 3] == n - 4:
+                        value = data[p + 4]
+                        if n == 5 and value < 0x80 and unwrap:
+                            return _SMALL[value]
+                        if n > 5 or value >= 0x80:
+                            value, p = _varint(data, p + 4, end)
+                            if p != end:  # cut off, or more than one value
+                                return _read(data, span, step, batched)
+                            if value >= _SIGN:
+                                value -= 1 << 64
+                        if unwrap:
+                            return _INT64(value)
+                        array = np.array([value], dtype=_INT64)
+                        return array if flat else array.reshape(shape)
+            return _read(data, span, step, batched)
+
+        return read_int
+
+    def read_bytes(data: bytes, span: Any) -> Any:  # Feature field 1 (BytesList) of one value
+        if span is not None and span[0] < span[1]:
+            p, end = span
+            p = _payload(data, p, end)
+            if p >= 0 and p < end:
+                p = _payload(data, p, end)
+                if p >= 0:
+                    if unwrap:
+                        return data[p:end]
+                    array = np.empty(1, dtype=object)
+                    array[0] = data[p:end]
+                    return array if flat else array.reshape(shape)
+        return _read(data, span, step, batched)
+
+    return read_bytes
+
+
+def _payload(data: bytes, p: int, end: int) -> int:
+    """Where the payload of the length-delimited field 1 at ``p`` starts, when it ends at ``end``
+    (-1 otherwise)."""
+    if data[p] != 0x0A:
+        return -1
+    size = data[p + 1]
+    p += 2
+    if size >= 0x80:
+        if data[p] < 0x80:
+            size = (size & 0x7F) | data[p] << 7
+            p += 1
+        else:
+            size, p = _varint(data, p - 1, end)
+    return p if p >= 0 and p + size == end else -1
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def _read(data: bytes, span: tuple[int, int] | None, step: Step, batched: bool) -> Any:
