@@ -136,21 +136,16 @@ class SinglePlan:
         end = len(data)
         entries = 0
         p = 0
-        # Two-byte lengths decode inline (a call each would cost as much as the rest of the walk);
-        # reading a byte past a bound is harmless: the length check that follows then fails.
+        # Reading a byte past a bound is harmless: the length check that follows then fails.
         while p < end:  # Example: field 1 (features), a map of key -> Feature
             if data[p] != 0x0A:
                 return None
             size = data[p + 1]
             p += 2
             if size >= 0x80:
-                if data[p] < 0x80:
-                    size = (size & 0x7F) | data[p] << 7
-                    p += 1
-                else:
-                    size, p = _varint(data, p - 1, end)
-                    if p < 0:
-                        return None
+                size, p = _long_length(data, p, end)
+                if p < 0:
+                    return None
             stop = p + size
             if stop > end:
                 return None
@@ -161,13 +156,9 @@ class SinglePlan:
                 size = data[p + 1]
                 p += 2
                 if size >= 0x80:
-                    if data[p] < 0x80:
-                        size = (size & 0x7F) | data[p] << 7
-                        p += 1
-                    else:
-                        size, p = _varint(data, p - 1, stop)
-                        if p < 0:
-                            return None
+                    size, p = _long_length(data, p, stop)
+                    if p < 0:
+                        return None
                 entry_end = p + size
                 if entry_end > stop or p == entry_end or data[p] != 0x0A:
                     return None
@@ -184,11 +175,7 @@ class SinglePlan:
                     size = data[p + 1]
                     p += 2
                     if size >= 0x80:
-                        if data[p] < 0x80:
-                            size = (size & 0x7F) | data[p] << 7
-                            p += 1
-                        else:
-                            size, p = _varint(data, p - 1, entry_end)
+                        size, p = _long_length(data, p, entry_end)
                     if p + size != entry_end:  # also when cut off (p is -1)
                         return None
                 if slot is not None:
@@ -291,12 +278,17 @@ def _payload(data: bytes, p: int, end: int) -> int:
     size = data[p + 1]
     p += 2
     if size >= 0x80:
-        if data[p] < 0x80:
-            size = (size & 0x7F) | data[p] << 7
-            p += 1
-        else:
-            size, p = _varint(data, p - 1, end)
+        size, p = _long_length(data, p, end)
     return p if p >= 0 and p + size == end else -1
+
+
+def _long_length(data: bytes, p: int, end: int) -> tuple[int, int]:
+    """``(length, position after it)`` of a field length of two bytes or more, whose first byte is
+    ``data[p - 1]`` (a one-byte length, the usual case, is read in place by the callers); position -1
+    when cut off."""
+    if data[p] < 0x80:  # two bytes: a feature of up to 16 KiB
+        return (data[p - 1] & 0x7F) | data[p] << 7, p + 1
+    return _varint(data, p - 1, end)
 
 
 def _encode_varint(value: int) -> bytes:
