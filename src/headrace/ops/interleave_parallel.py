@@ -294,9 +294,9 @@ def too_short(
     (``TRIAL_SLOT_NS``), and ``TRIAL_ELEMENTS`` elements at ``TRIAL_HOPELESS`` times inline's cost (the
     excess over reading them inline).
 
-    >>> too_short([160_000, 32, 4, 400_000, 560_000, 0], 5.0, 180, 8)[:28]
-    'the rest of the job, about 1'
-    >>> too_short([160_000, 32, 4, 400_000, 560_000, 0], 20.0, 2000, 8) is None
+    >>> too_short([160_000, 32, 4, 400_000, 560_000, 0], 5.0, 180, 8)[:36]
+    'the rest of the job, about 22 ms rea'
+    >>> too_short([160_000, 32, 4, 400_000, 560_000, 0], 20.0, 5000, 8) is None
     True
     """
     inline_us = costs(inline, inline, elements_per_slot)[0]
