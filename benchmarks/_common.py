@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 
 def have(module: str) -> bool:
@@ -60,6 +60,27 @@ def alternate(runs: dict[str, Callable[[], int]], repeats: int) -> tuple[dict[st
             cpu[name].append((time.process_time() - start_cpu) / max(1, counts[name]) * 1e6)
     rates = {name: counts[name] / statistics.median(ts) for name, ts in times.items()}
     return rates, {name: statistics.median(us) for name, us in cpu.items()}
+
+
+def rate_rows(
+    names: Iterable[str],
+    rates: dict[str, float],
+    against: dict[str, str],
+    missing: str,
+    more: Callable[[str], str] | None = None,
+) -> None:
+    """Print each row's elements/s and its ratio to each baseline of ``against`` (label -> row) that
+    ran; a row that did not run says ``missing``; ``more(name)`` adds a column."""
+    for name in names:
+        if name not in rates:
+            print(f"  {name:<28} {missing}")
+            continue
+        ratios = [
+            f"{rates[name] / rates[base]:5.2f}x {label}" for label, base in against.items() if base in rates
+        ]
+        if more is not None:
+            ratios.append(more(name))
+        print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
 
 
 def report(title: str, rows: list[tuple[str, float]], unit: str, baseline: str) -> None:

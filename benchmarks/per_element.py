@@ -37,7 +37,7 @@ from collections.abc import Callable
 import numpy as np
 
 import headrace as hr
-from _common import alternate, beside_hog, have
+from _common import alternate, beside_hog, have, rate_rows
 
 FLOATS = {"x": hr.io.FixedLenFeature([16], "float32"), "y": hr.io.FixedLenFeature([], "int64")}
 JPEG = {"image": hr.io.FixedLenFeature([], "string"), "label": hr.io.FixedLenFeature([], "int64")}
@@ -285,17 +285,16 @@ def main(argv: list[str] | None = None) -> int:
             VECTORISED.clear()
             rates, cpu = alternate(live, args.runs)
             print(f"\n{shape} ({counts[shape]:,} records, batch {batch}), elements/s, median of {args.runs}")
-            for name in rows:
-                if name not in rates:
-                    print(f"  {name:<28} skipped (not installed)")
-                    continue
-                ratios = [f"{rates[name] / rates['plain loop']:5.2f}x loop"]
-                ratios.append(f"{rates[name] / rates['headrace serial']:5.2f}x serial")
-                if "tf.data AUTOTUNE" in rates:
-                    ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
-                parent_only = "+" if "process" in name or "DataLoader" in name else " "
-                ratios.append(f"{cpu[name]:8.1f}{parent_only}us CPU/el")
-                print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
+            rate_rows(
+                rows,
+                rates,
+                {"loop": "plain loop", "serial": "headrace serial", "tf.data": "tf.data AUTOTUNE"},
+                "skipped (not installed)",
+                # "+": the parent's CPU only (processes, DataLoader workers)
+                lambda name, cpu=cpu: (
+                    f"{cpu[name]:8.1f}{'+' if 'process' in name or 'DataLoader' in name else ' '}us CPU/el"
+                ),
+            )
             if "AUTOTUNE map+batch, vectorised" in rates:
                 vectorised = rates["AUTOTUNE map+batch, vectorised"]
                 print(

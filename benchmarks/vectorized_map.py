@@ -41,7 +41,7 @@ from collections.abc import Callable
 import numpy as np
 
 import headrace as tf
-from _common import alternate, have
+from _common import alternate, have, rate_rows
 
 FEATURES = {"x": tf.io.FixedLenFeature([16], tf.float32), "y": tf.io.FixedLenFeature([], tf.int64)}
 
@@ -170,15 +170,12 @@ def jpeg(args: argparse.Namespace, shape: str = "jpeg") -> None:
     print(
         f"\nvectorised decode, {what}: {count:,} JPEGs of 72x72, batch 128, elements/s, median of {args.runs}"
     )
-    for name in rows:
-        if name not in rates:
-            print(f"  {name:<28} skipped (tensorflow not installed)")
-            continue
-        ratios = [f"{rates[name] / rates['per element, serial']:5.2f}x per element serial"]
-        ratios.append(f"{rates[name] / rates['per element, AUTOTUNE']:5.2f}x per element AUTOTUNE")
-        if "tf.data AUTOTUNE" in rates:
-            ratios.append(f"{rates[name] / rates['tf.data AUTOTUNE']:5.2f}x tf.data")
-        print(f"  {name:<28} {rates[name]:>10,.0f}   " + "  ".join(ratios))
+    against = {
+        "per element serial": "per element, serial",
+        "per element AUTOTUNE": "per element, AUTOTUNE",
+        "tf.data": "tf.data AUTOTUNE",
+    }
+    rate_rows(rows, rates, against, "skipped (tensorflow not installed)")
 
 
 def main(argv: list[str] | None = None) -> int:
