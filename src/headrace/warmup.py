@@ -78,6 +78,7 @@ def _images() -> None:
             image.adjust_saturation(batch, 1.3)
             image.adjust_hue(batch, 0.1)
             image.random_flip_left_right(batch, rng=rng)
+            image.random_flip_up_down(batch[..., 1:, :], rng=rng)  # a window (a crop's view)
             image.random_crop(batch, (8, 8, 3) if batch.ndim == 3 else (2, 8, 8, 3), rng=rng)
             image.rot90(batch)
     image.normalize(np.ones((4, 4, 3), np.float32), (0.5, 0.5, 0.5), (0.2, 0.2, 0.2))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from headrace.core.errors import InvalidArgumentError
 from headrace.image import (
@@ -14,6 +15,7 @@ from headrace.image import (
     random_flip_up_down,
     transpose,
 )
+from headrace.image.flip import flip_rows
 from tests.image.conftest import image_strategy, random_image
 
 
@@ -98,3 +100,26 @@ def test_flips_equal_tensorflow(tf):
         np.testing.assert_array_equal(flip_left_right(image), tf.image.flip_left_right(image).numpy())
         np.testing.assert_array_equal(flip_up_down(image), tf.image.flip_up_down(image).numpy())
         np.testing.assert_array_equal(transpose(image), tf.image.transpose(image).numpy())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([np.uint8, np.float32, np.int16]),
+    st.integers(1, 4),
+    st.integers(1, 4),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_flip_rows_mirrors_the_chosen_images_only(dtype, channels, count, up_down, window, seed):
+    # the compiled pass (uint8, float32) and numpy's (other dtypes), contiguous and a crop's window
+    rng = np.random.default_rng(seed)
+    batch = (rng.random((count, 5, 7, channels)) * 200).astype(dtype)
+    if window:
+        batch = batch[:, 1:4, 2:6]
+    flips = rng.random(count) < 0.5
+    out = flip_rows(batch, flips, up_down)
+    for image, flipped, flip in zip(batch, out, flips):
+        expected = (image[::-1] if up_down else image[:, ::-1]) if flip else image
+        np.testing.assert_array_equal(flipped, expected)
+    assert out.dtype == batch.dtype and out.flags.c_contiguous and not np.shares_memory(out, batch)

@@ -12,6 +12,10 @@ import numpy as np
 
 from ..core.trace_hook import traceable
 from ._checks import as_image, resolve_rng
+from ._compiled import kernels
+
+#: dtypes the compiled flip takes (the warm-up compiles these); others go through numpy
+_COMPILED = (np.dtype(np.uint8), np.dtype(np.float32))
 
 
 @traceable("image.flip_left_right")
@@ -45,13 +49,24 @@ def transpose(image: Any) -> np.ndarray:
     return np.swapaxes(array, -3, -2)
 
 
-def _reversed_width(batch: np.ndarray) -> np.ndarray:
-    """A contiguous copy of ``batch[:, :, ::-1]``. Gathering whole pixels along the flattened
-    ``W * C`` row is 2-3x faster than numpy's strided copy of a reversed view when C is small."""
-    n, height, width, channels = batch.shape
-    order = ((width - 1 - np.arange(width))[:, None] * channels + np.arange(channels)).ravel()
-    rows = np.ascontiguousarray(batch).reshape(n, height, width * channels)
-    return np.take(rows, order, axis=2).reshape(batch.shape)
+def flip_rows(batch: np.ndarray, flips: np.ndarray, up_down: bool = False) -> np.ndarray:
+    """A new ``(N, H, W, C)`` array: ``batch[n]`` mirrored where ``flips[n]`` (along the height axis
+    when ``up_down``, else the width), copied as is elsewhere. One compiled pass for uint8 and float32
+    (numpy copies a reversed view a few bytes at a time: 16-35 us for a 64 px RGB image, against 4).
+
+    >>> flip_rows(np.arange(6).reshape(2, 1, 3, 1), np.array([True, False]))[:, 0, :, 0].tolist()
+    [[2, 1, 0], [3, 4, 5]]
+    """
+    flips = np.asarray(flips, dtype=np.bool_)
+    if batch.dtype in _COMPILED:
+        out = np.empty(batch.shape, dtype=batch.dtype)
+        kernels().flip_images(batch, flips, bool(up_down), out)
+        return out
+    out = batch.copy()
+    chosen = np.flatnonzero(flips)
+    if chosen.size:
+        out[chosen] = batch[chosen, ::-1] if up_down else batch[chosen, :, ::-1]
+    return out
 
 
 @traceable("image.random_flip_left_right")
@@ -71,11 +86,7 @@ def random_flip_left_right(image: Any, seed: int | None = None, *, rng: np.rando
     generator = resolve_rng(rng, seed, fn)
     if array.ndim == 3:
         return array[:, ::-1] if generator.random() < 0.5 else array
-    chosen = np.flatnonzero(generator.random(array.shape[0]) < 0.5)
-    out = array.copy()
-    if chosen.size:
-        out[chosen] = _reversed_width(array[chosen])
-    return out
+    return flip_rows(array, generator.random(array.shape[0]) < 0.5)
 
 
 @traceable("image.random_flip_up_down")
@@ -92,8 +103,4 @@ def random_flip_up_down(image: Any, seed: int | None = None, *, rng: np.random.G
     generator = resolve_rng(rng, seed, fn)
     if array.ndim == 3:
         return array[::-1] if generator.random() < 0.5 else array
-    chosen = np.flatnonzero(generator.random(array.shape[0]) < 0.5)
-    out = array.copy()
-    if chosen.size:
-        out[chosen] = array[chosen, ::-1]
-    return out
+    return flip_rows(array, generator.random(array.shape[0]) < 0.5, up_down=True)

@@ -327,3 +327,26 @@ def resample(src, channels, row_starts, row_weights, col_starts, col_weights, ro
                     for k in range(col_span):
                         total += col_weights[ox, k] * source[base + k * channels + c]
                     row[ox, c] = total
+
+
+@njit(nogil=True, boundscheck=False)
+def flip_images(src, flips, up_down, out):
+    """``out[n] = src[n]`` mirrored (along y when ``up_down``, else along x) where ``flips[n]``, as is
+    elsewhere: ``(N, H, W, C)`` uint8 or float32 images of any strides (a crop's window needs no copy).
+    numpy's copy of a reversed view moves C-item runs one at a time (~20 us for a 64 px RGB image)."""
+    count, height, width, channels = src.shape
+    for n in range(count):
+        flip = flips[n]
+        for y in range(height):
+            sy = height - 1 - y if flip and up_down else y
+            if channels == 3:  # unrolled, indexed directly (a row view per y costs more than the copy)
+                for x in range(width):
+                    sx = width - 1 - x if flip and not up_down else x
+                    out[n, y, x, 0] = src[n, sy, sx, 0]
+                    out[n, y, x, 1] = src[n, sy, sx, 1]
+                    out[n, y, x, 2] = src[n, sy, sx, 2]
+            else:
+                for x in range(width):
+                    sx = width - 1 - x if flip and not up_down else x
+                    for c in range(channels):
+                        out[n, y, x, c] = src[n, sy, sx, c]

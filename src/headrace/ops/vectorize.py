@@ -943,14 +943,11 @@ def _random_flip_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs
     varies = image.varies
 
     up_down = name == "image.random_flip_up_down"
+    from ..image.flip import flip_rows  # noqa: PLC0415 (loaded by then: fn is its op)
 
     def run(run_: Run, batch: np.ndarray) -> np.ndarray:
         # The per-element op draws one random() per image: the same draw from each element's stream.
-        flips = [rng.random() < 0.5 for rng in run_.rngs()]
-        out = np.empty_like(batch)
-        for i, flip in enumerate(flips):  # row by row: slice copies, faster than a fancy-index gather
-            out[i] = (batch[i, ::-1] if up_down else batch[i, :, ::-1]) if flip else batch[i]
-        return out
+        return flip_rows(batch, [rng.random() < 0.5 for rng in run_.rngs()], up_down)
 
     return graph.value(name, run, (image,), example, varies)
 
