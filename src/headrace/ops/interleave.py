@@ -5,7 +5,7 @@ The serial cycle; the node (arguments, choice of iterator) is in :mod:`.interlea
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError
@@ -14,7 +14,7 @@ from ..core.node import (
     NodeIterator,
     open_user_dataset,
 )
-from ..core.state import StateFields, encode_element
+from ..core.state import Child, Elements, StateFields, encode_element
 
 if TYPE_CHECKING:
     from .interleave_node import InterleaveNode
@@ -77,7 +77,7 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
         those first."""
         inner, values = split_slot_state(state, sub.name)
         sub.set_state(inner)
-        return cast(NodeIterator, OwedFirst(sub, values)) if values else sub
+        return OwedFirst(sub, values) if values else sub
 
     def _advance_cycle(self) -> None:
         self.block_index = 0
@@ -231,23 +231,30 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             self.open_count += 1
 
 
-class OwedFirst:
-    """A restored slot of the serial cycle whose reader had read elements ahead: those elements
-    first, then its sub-iterator. Saves as a reader does while any are left."""
+class OwedFirst(NodeIterator):
+    """A restored slot whose reader had read elements ahead: those elements first, then its
+    sub-iterator. Its state is declared (``state_fields``) in a reader's slot format
+    (:func:`slot_state` with elements owed), which it keeps, with an empty list, once they are all
+    handed out; :func:`split_slot_state` reads either form."""
+
+    state_fields = (Elements(OWED, "values"), Child("state", "inner"))
 
     def __init__(self, inner: NodeIterator, values: list):
+        super().__init__(inner.node, inner)
         self.inner, self.values = inner, deque(values)
 
     def __next__(self) -> Any:
-        return self.values.popleft() if self.values else next(self.inner)
+        value = self.values.popleft() if self.values else next(self.inner)
+        self.produced += 1
+        return value
 
     def next_chunk(self, n: int) -> list:
-        if not self.values:
-            return self.inner.next_chunk(n)
-        return [self.values.popleft() for _ in range(min(n, len(self.values)))]
+        if self.values:
+            chunk = [self.values.popleft() for _ in range(min(n, len(self.values)))]
+        else:
+            chunk = self.inner.next_chunk(n)
+        self.produced += len(chunk)
+        return chunk
 
-    def get_state(self) -> dict:
-        return slot_state(self.inner.get_state(), self.values)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    def restored(self) -> None:
+        self.values = deque(self.values)

@@ -235,7 +235,7 @@ class SlotReader(BufferedIterator):
             return None
         self.closed = True  # the sub-iterator lives on in the slot; closing this would close it
         sub = cast(TimedReads, self.parent).inner
-        return cast(NodeIterator, OwedFirst(sub, values)) if values else sub
+        return OwedFirst(sub, values) if values else sub
 
 
 def _unwrapped(sub: Any) -> Any:
