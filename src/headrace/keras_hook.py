@@ -13,6 +13,8 @@ import warnings
 from types import ModuleType
 from typing import Any
 
+from .core.errors import on_failure
+
 
 def _register() -> None:
     try:
@@ -38,11 +40,8 @@ class _Loader:
         return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
-        try:
+        with on_failure(_wait_for_keras):  # Keras failed to import: wait for the next try
             self.loader.exec_module(module)
-        except BaseException:
-            sys.meta_path.insert(0, _KerasFinder())  # Keras failed to import: wait for the next try
-            raise
         module.__loader__ = self.loader  # what Keras's module would have had without the hook
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
@@ -50,6 +49,10 @@ class _Loader:
 
     def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package ...
         return getattr(self.loader, name)
+
+
+def _wait_for_keras() -> None:
+    sys.meta_path.insert(0, _KerasFinder())
 
 
 class _KerasFinder:

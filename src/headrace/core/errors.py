@@ -1,8 +1,12 @@
-"""Exceptions raised by headrace, and the helper that adds stage context to a user's exception."""
+"""Exceptions raised by headrace, the helper that adds stage context to a user's exception, and the
+one way to undo a step that failed (:class:`on_failure`)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
 
 
 class HeadraceError(Exception):
@@ -74,6 +78,38 @@ def add_note(exc: BaseException, note: str) -> None:
             except AttributeError:  # some builtin exceptions refuse new attributes
                 return
         notes.append(note)
+
+
+class on_failure:  # noqa: N801 (used as a statement: ``with on_failure(undo):``)
+    """``with on_failure(undo, *args):`` calls ``undo(*args)`` when the block raises anything (an
+    interrupt too), then lets the error go on unchanged: the one shape of "remove the temporary file,
+    abandon the set, release the workers, then re-raise" that writers and pools share.
+
+    >>> undone = []
+    >>> with on_failure(undone.append, "temporary"):
+    ...     pass
+    >>> try:
+    ...     with on_failure(undone.append, "temporary"):
+    ...         raise OSError("disk full")
+    ... except OSError as exc:
+    ...     print(exc, undone)
+    disk full ['temporary']
+    """
+
+    __slots__ = ("args", "undo")
+
+    def __init__(self, undo: Callable[..., Any], *args: Any):
+        self.undo, self.args = undo, args
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        if kind is not None:
+            self.undo(*self.args)
+        return False
 
 
 def shown(value: object) -> str:

@@ -42,7 +42,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..core.errors import DataLossError, InvalidArgumentError
+from ..core.errors import DataLossError, InvalidArgumentError, on_failure
 from ..core.state import encode_structure, namedtuple_class
 from .crc import crc32c
 from .limits import load_json
@@ -323,11 +323,8 @@ class CacheFileWriter:
     def commit(self) -> None:
         """Finish the file and make it appear at ``path`` in one atomic rename (durable once this returns).
         On failure (a full disk) the temporary file is removed and the error names it."""
-        try:
+        with on_failure(self.abort):
             self._finish()
-        except BaseException:
-            self.abort()
-            raise
 
     def _finish(self) -> None:
         self.flush()
@@ -377,11 +374,8 @@ class CacheFileReader:
         except OSError as exc:
             raise CacheFileError(path, 0, f"cannot be opened ({exc.strerror or exc})") from exc
         self._assemblers: dict[bytes, tuple] = {}
-        try:
+        with on_failure(self._file.close):
             self._open()
-        except BaseException:
-            self._file.close()
-            raise
 
     def _error(self, offset: int, reason: str) -> CacheFileError:
         return CacheFileError(self.path, offset, reason)

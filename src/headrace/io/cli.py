@@ -13,7 +13,7 @@ import time
 import warnings
 from typing import IO, Any
 
-from ..core.errors import HeadraceError
+from ..core.errors import HeadraceError, on_failure
 from .compression import detect_compression
 from .convert import convert
 from .fs import file_size, open_file
@@ -75,6 +75,11 @@ class ProgressBar:
     def close(self) -> None:
         self.stream.write(("\r" if self.live else "") + self.text() + "\n")
         self.stream.flush()
+
+    def end_line(self) -> None:
+        """End the progress line after a failure, so the error starts on its own."""
+        if self.live:
+            self.stream.write("\n")
 
 
 def _size(text: str) -> int:
@@ -345,7 +350,7 @@ def run_index(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     bar = ProgressBar(f"convert {args.src}", unit="records")
-    try:
+    with on_failure(bar.end_line):  # main() prints the user's errors as one line
         paths = convert(
             args.src,
             args.dest_prefix,
@@ -358,10 +363,6 @@ def run_convert(args: argparse.Namespace) -> int:
             storage_options=storage_options_of(args.storage_option),
             ray_address=getattr(args, "ray", None),
         )
-    except BaseException:
-        if bar.live:  # end the progress line, so the error starts on its own
-            bar.stream.write("\n")
-        raise  # main() prints the user's errors as one line
     bar.close()
     print(f"{len(paths)} shards: {paths[0]} .. {paths[-1]}" if len(paths) > 1 else f"1 shard: {paths[0]}")
     return 0

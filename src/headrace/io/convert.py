@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..core.cpus import available_cpus
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, on_failure
 from ..runtime.launcher import set_parent_death_signal
 from .compression import normalize_compression
 from .example import serialize_example
@@ -312,23 +312,26 @@ def _part(source: Source, start: int, stop: int) -> Part:
     return Part(source, start, stop)
 
 
+def _discard(writer: TFRecordWriter) -> None:
+    """Remove a failed shard's temporary file and its index sidecar (the file may be broken: only its
+    removal matters now)."""
+    writer.closed = True
+    for leftover in (writer.path, index_path(writer.path)):
+        with contextlib.suppress(OSError):
+            os.unlink(leftover)
+
+
 def _write_shard(part: Part, final: str, compression: str, index: bool) -> dict:
     """Write one shard to a temporary file (named in this process, so it is reclaimable once this
     process is dead), sync it and give it its final name; returns its manifest entry."""
     writer = TFRecordWriter(temporary_path(final), compression, index=index)
-    try:
+    with on_failure(_discard, writer):
         for record in part.examples():
             writer.write(record)
         writer.close(sync=True)
         if index:  # the sidecar first: the shard's final name is what marks it done
             publish_file(index_path(writer.path), index_path(final))
         publish_file(writer.path, final)
-    except BaseException:
-        writer.closed = True  # the file may be broken; only its removal matters now
-        for leftover in (writer.path, index_path(writer.path)):
-            with contextlib.suppress(OSError):
-                os.unlink(leftover)
-        raise
     return {
         "file": os.path.basename(final),
         "bytes": writer.file_bytes,
@@ -443,39 +446,37 @@ def convert(
     jobs = {k: (_part(source, bounds[k], bounds[k + 1]), finals[k], compression, index) for k in pending}
     workers = available_cpus() if workers is None else max(1, int(workers))
     try:
-        if ray_address is None and (workers == 1 or len(jobs) <= 1):
-            for k, job in jobs.items():
-                record_shard(prefix, body, k, _write_shard(*job))
-                done_records += bounds[k + 1] - bounds[k]
-                if progress is not None:
-                    progress(done_records, total)
-        else:
-            if ray_address is not None:
-                from ..ray.executor import RayExecutor  # noqa: PLC0415 (the optional ray extra)
-
-                pool: RayExecutor | concurrent.futures.ProcessPoolExecutor = RayExecutor(
-                    None if ray_address is True else ray_address
-                )
-            else:
-                pool = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=min(workers, len(jobs)),
-                    initializer=_exit_with_parent,
-                    initargs=(os.getpid(),),
-                )
-            try:
-                futures = {pool.submit(_write_shard, *job): k for k, job in jobs.items()}
-                for future in concurrent.futures.as_completed(futures):
-                    k = futures[future]
-                    record_shard(prefix, body, k, future.result())
+        with on_failure(abandon_set, prefix, body):
+            if ray_address is None and (workers == 1 or len(jobs) <= 1):
+                for k, job in jobs.items():
+                    record_shard(prefix, body, k, _write_shard(*job))
                     done_records += bounds[k + 1] - bounds[k]
                     if progress is not None:
                         progress(done_records, total)
-            finally:  # on an error, drop the shards not started and wait for the ones running
-                pool.shutdown(wait=True, cancel_futures=True)
-        finish_set(prefix, body, companions=(INDEX_SUFFIX,))
-    except BaseException:
-        abandon_set(prefix, body)
-        raise
+            else:
+                if ray_address is not None:
+                    from ..ray.executor import RayExecutor  # noqa: PLC0415 (the optional ray extra)
+
+                    pool: RayExecutor | concurrent.futures.ProcessPoolExecutor = RayExecutor(
+                        None if ray_address is True else ray_address
+                    )
+                else:
+                    pool = concurrent.futures.ProcessPoolExecutor(
+                        max_workers=min(workers, len(jobs)),
+                        initializer=_exit_with_parent,
+                        initargs=(os.getpid(),),
+                    )
+                try:
+                    futures = {pool.submit(_write_shard, *job): k for k, job in jobs.items()}
+                    for future in concurrent.futures.as_completed(futures):
+                        k = futures[future]
+                        record_shard(prefix, body, k, future.result())
+                        done_records += bounds[k + 1] - bounds[k]
+                        if progress is not None:
+                            progress(done_records, total)
+                finally:  # on an error, drop the shards not started and wait for the ones running
+                    pool.shutdown(wait=True, cancel_futures=True)
+            finish_set(prefix, body, companions=(INDEX_SUFFIX,))
     finally:  # the workers have exited: whatever temporary file they left is reclaimable
         reclaim_set_temporaries(prefix)
     return finals
@@ -528,15 +529,12 @@ def _convert_remote(src: str, prefix: str, storage_options: dict | None, options
         # the set meanwhile), the uploads, then "complete" with each shard's size and CRC32C.
         staged = read_manifest(manifest_path(local_prefix))
         body = begin_set(prefix, "convert", staged["shards"], staged.get("settings"), storage_options)
-        try:
+        with on_failure(abandon_set, prefix, body, storage_options):
             for shard, final in zip(shards, finals):
                 if options["index"]:  # the sidecar first, as local publication does
                     upload(index_path(shard), index_path(final), storage_options)
                 upload(shard, final, storage_options)
             finish_set(prefix, body, companions=(INDEX_SUFFIX,), storage_options=storage_options)
-        except BaseException:
-            abandon_set(prefix, body, storage_options)
-            raise
         return finals
 
 

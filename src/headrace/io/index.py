@@ -33,12 +33,12 @@ from typing import Any, cast, overload
 
 import numpy as np
 
-from ..core.errors import DataLossError, InvalidArgumentError
+from ..core.errors import DataLossError, InvalidArgumentError, on_failure
 from .compression import normalize_compression
 from .crc import crc32c
 from .fs import as_path, exists, file_size, is_url, make_parent_dirs, open_file, remove, replace
 from .limits import load_json
-from .publish import reclaim_temporaries, temporary_path
+from .publish import reclaim_temporaries, remove_temporary, temporary_path
 from .tfrecord import RecordReader, _kernels
 
 INDEX_SUFFIX = ".hridx"
@@ -135,14 +135,10 @@ def write_index(
         reclaim_temporaries(os.path.dirname(target), os.path.basename(target) + ".incomplete-")
     temporary = temporary_path(target)
     body = MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + offsets.tobytes()
-    try:
+    with on_failure(remove_temporary, temporary, storage_options):
         with open_file(temporary, "wb", storage_options) as f:
             f.write(body + _TRAILER.pack(crc32c(body)))
         replace(temporary, target, storage_options)
-    except BaseException:
-        if exists(temporary, storage_options):
-            remove(temporary, storage_options)
-        raise
     return index
 
 

@@ -21,8 +21,9 @@ import hashlib
 import json
 import os
 
+from ..core.errors import on_failure
 from .fs import filesystem
-from .publish import temporary_path
+from .publish import remove_temporary, temporary_path
 
 _VERSION_FIELDS = ("ETag", "etag", "md5Hash", "generation", "size", "LastModified", "mtime", "updated")
 
@@ -88,13 +89,9 @@ class RemoteMirror:
             return True
         os.makedirs(os.path.dirname(self.local), exist_ok=True)
         temporary = temporary_path(self.local)
-        try:
+        with on_failure(remove_temporary, temporary):
             fs.get_file(inner, temporary)
             os.replace(temporary, self.local)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-            raise
         self._write_stamp(version)
         return True
 

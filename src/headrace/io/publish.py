@@ -33,7 +33,7 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from ..core.errors import DataLossError
+from ..core.errors import DataLossError, on_failure
 from . import fs as storage
 from .crc import crc32c
 from .fs import is_url
@@ -158,6 +158,18 @@ def temporary_path(final: str) -> str:
     """
     me = process_identity()
     return f"{final}.incomplete-{host_tag(me)}-{me['pid']}-{me['started'] or 0}-{secrets.token_hex(4)}"
+
+
+def remove_temporary(temporary: str, storage_options: dict | None = None) -> None:
+    """Remove a failed write's temporary file if it is there (``with on_failure(remove_temporary,
+    temporary)`` around the write and its rename)."""
+    if storage.exists(temporary, storage_options):
+        storage.remove(temporary, storage_options)
+
+
+def _remove_temporary_quietly(temporary: str, storage_options: dict | None) -> None:
+    with contextlib.suppress(Exception):  # the write's error is the one to report
+        remove_temporary(temporary, storage_options)
 
 
 def temporary_writer_is_dead(name: str) -> bool:
@@ -287,16 +299,11 @@ def write_manifest(prefix: str, body: dict, storage_options: dict | None = None)
             f.write(data)
     else:
         temporary = temporary_path(path)
-        try:
+        with on_failure(_remove_temporary_quietly, temporary, storage_options):
             storage.make_parent_dirs(temporary, storage_options)
             with storage.open_file(temporary, "wb", storage_options) as f:
                 f.write(data)
             storage.replace(temporary, path, storage_options)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                if storage.exists(temporary, storage_options):
-                    storage.remove(temporary, storage_options)
-            raise
 
 
 def read_manifest(path: str, storage_options: dict | None = None) -> dict:

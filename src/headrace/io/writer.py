@@ -20,7 +20,7 @@ from typing import IO, Any, cast
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError, check
+from ..core.errors import InvalidArgumentError, check, on_failure
 from .compression import CompressingWriter, normalize_compression
 from .crc import crc32c, masked_crc32c
 from .fs import (
@@ -276,7 +276,7 @@ def write_shards(
         writers.append(writer)
         return writer
 
-    try:
+    with on_failure(_remove_temporaries, writers):
         if num_shards is not None:
             shards = [open_shard(k) for k in range(num_shards)]
             for i, record in enumerate(records):
@@ -295,38 +295,33 @@ def write_shards(
                 open_shard(0)
         for writer in writers:
             writer.close(sync=local)
-    except BaseException:
-        _remove_temporaries(writers)
-        raise
-    total = len(writers)
-    finals = [shard_name(prefix, number, total, suffix) for number in range(total)]
-    entries: list[dict | None] = [
-        {
-            "file": os.path.basename(final),
-            "bytes": writer.file_bytes,
-            "crc32c": writer.file_crc32c,
-            "records": writer.records,
-        }
-        for writer, final in zip(writers, finals)
-    ]
-    try:
+        total = len(writers)
+        finals = [shard_name(prefix, number, total, suffix) for number in range(total)]
+        entries: list[dict | None] = [
+            {
+                "file": os.path.basename(final),
+                "bytes": writer.file_bytes,
+                "crc32c": writer.file_crc32c,
+                "records": writer.records,
+            }
+            for writer, final in zip(writers, finals)
+        ]
         body = begin_set(
             prefix, "write_shards", entries, {"compression": compression, "index": index}, storage_options
         )
-    except BaseException:
-        _remove_temporaries(writers)
-        raise
-    try:
+    # On a failure from here on, shards already renamed stay under a manifest saying "publishing".
+    with on_failure(_abandon, writers, prefix, body, storage_options):
         for writer, final in zip(writers, finals):
             if index:  # the sidecar first: the fingerprint is of the contents, so it moves with its file
                 publish_file(index_path(writer.path), index_path(final), storage_options)
             publish_file(writer.path, final, storage_options)
         finish_set(prefix, body, companions=(INDEX_SUFFIX,), storage_options=storage_options)
-    except BaseException:
-        _remove_temporaries(writers)  # shards already renamed stay under a manifest saying "publishing"
-        abandon_set(prefix, body, storage_options)
-        raise
     return finals
+
+
+def _abandon(writers: list[TFRecordWriter], prefix: str, body: dict, storage_options: dict | None) -> None:
+    _remove_temporaries(writers)
+    abandon_set(prefix, body, storage_options)
 
 
 def _remove_temporaries(writers: list[TFRecordWriter]) -> None:

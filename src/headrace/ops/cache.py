@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError, user_stacklevel
+from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError, on_failure, user_stacklevel
 from ..core.fingerprint import blind_spots, fingerprint
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.state import Choice, Field, Int, SavedState, StateFields
@@ -397,11 +397,8 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         self.resume_file: Any = None
         self.start: dict | None = None  # the input's state at the start of the pass that writes the file
         self._key: str | None = None
-        try:
+        with on_failure(self.close):  # the input may hold workers already
             self._begin_pass()
-        except BaseException:
-            self.close()  # the input may hold workers already
-            raise
 
     # --- the cache key and the file ----------------------------------------------------------------
     def cache_key(self) -> str:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 
+from ..core.errors import on_failure
 from . import shm
 from . import shutdown as registry
 from . import worker as worker_process
@@ -94,7 +95,7 @@ class Pool:
                 self.launcher = Launcher()
                 registry.register(self)
             launcher = self.launcher
-        try:
+        with on_failure(lambda: self.release(taken, [True] * len(taken))):
             while len(taken) < count:
                 if launcher is None:  # never: started above whenever workers were missing
                     raise RuntimeError("worker pool: no launcher to start worker processes")
@@ -105,9 +106,6 @@ class Pool:
                     worker_end.close()
                 taken.append(WorkerProcess(pid, Connection(parent_end.detach())))
                 self.started += 1
-        except BaseException:
-            self.release(taken, [True] * len(taken))
-            raise
         return taken
 
     def release(

@@ -37,7 +37,7 @@ import struct
 import tempfile
 from typing import Any
 
-from ..core.errors import WorkerError
+from ..core.errors import WorkerError, on_failure
 
 INLINE_LIMIT = 32 * 1024  # bytes; keeps every pipe message small, so pipes never fill up and block
 ALIGN = 64  # array buffers start on cache-line boundaries, so numpy sees them aligned
@@ -101,23 +101,19 @@ class SegmentWriter:
         self.created += 1
         path = os.path.join(self.directory, name)
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
-        try:
-            _allocate(fd, size)
-            for offset, piece in pieces:
-                done = 0
-                while done < piece.nbytes:
-                    done += os.pwrite(fd, piece[done:], offset + done)
-        except OSError as exc:
-            os.close(fd)
-            _unlink(path)
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.ENOMEM, errno.EFBIG):
-                raise WorkerError(_full_message(size, self.directory, exc)) from exc
-            raise
-        except BaseException:
-            os.close(fd)
-            _unlink(path)
-            raise
-        os.close(fd)
+        with on_failure(_unlink, path):
+            try:
+                _allocate(fd, size)
+                for offset, piece in pieces:
+                    done = 0
+                    while done < piece.nbytes:
+                        done += os.pwrite(fd, piece[done:], offset + done)
+            except OSError as exc:
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.ENOMEM, errno.EFBIG):
+                    raise WorkerError(_full_message(size, self.directory, exc)) from exc
+                raise
+            finally:
+                os.close(fd)
         self.bytes += size
         return name
 
