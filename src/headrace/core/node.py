@@ -34,7 +34,7 @@ import numpy as np
 
 from .counters import element_sizes, exclusive_ns, timed
 from .counters import perf_ns as perf_ns  # the stage clock, re-exported: runtime/ imports it from here
-from .errors import InvalidArgumentError, UserStopIteration, add_note
+from .errors import InvalidArgumentError, UserStopIteration, add_note, on_failure
 from .naming import without_locations
 from .run import Run, SeedCounter, Session
 from .state import ERROR, NO_INPUT, OUTPUT, Field, StateFields, restore_fields, save_fields
@@ -206,6 +206,17 @@ def stepping_stones(node: Node, building: bool = False) -> list[Node]:
     return stones
 
 
+def _warm(stones: list[Node], compute: Callable[[Node], Any]) -> None:
+    """``compute`` each stepping stone in turn, lowest first, so a deep pipeline's value is computed
+    one step at a time. A stone's error is dropped here: the real call raises it again where it
+    matters (a user function's error, e.g., can be anything)."""
+    for stone in stones:
+        try:
+            compute(stone)
+        except Exception:  # noqa: BLE001, S112
+            continue
+
+
 #: per thread: the values being computed bottom up, by method (see :func:`_bottom_up`)
 _scope = threading.local()
 
@@ -230,11 +241,7 @@ def _bottom_up(method: Any) -> Any:
         memo = {}
         setattr(_scope, name, memo)
         try:
-            for stone in stepping_stones(self):
-                try:
-                    getattr(stone, name)()
-                except Exception:  # noqa: BLE001 (raised again, where it matters, by the real call)
-                    pass
+            _warm(stepping_stones(self), lambda stone: getattr(stone, name)())
             return method(self)
         finally:
             setattr(_scope, name, None)
@@ -445,11 +452,7 @@ class Node:
             if height(self) >= STEP and not getattr(_scope, "element_spec", False):
                 _scope.element_spec = True  # computed once per node, so kept on each stone
                 try:
-                    for stone in stepping_stones(self):
-                        try:
-                            stone.element_spec  # noqa: B018 (computes and keeps it)
-                        except Exception:  # noqa: BLE001 (raised again by the real call if it matters)
-                            pass
+                    _warm(stepping_stones(self), lambda stone: stone.element_spec)  # computes and keeps it
                 finally:
                     _scope.element_spec = False
             cached = self.compute_element_spec()
@@ -540,6 +543,11 @@ class Node:
 NodeT = TypeVar("NodeT", bound=Node)
 
 
+def _put_back(owed: deque, kept: list) -> None:
+    owed.clear()
+    owed.extend(kept)
+
+
 def _forgets_owed(method: Any) -> Any:
     """Wrap ``reset``/``set_state``: what a stage owed (elements, a held error) belongs to the position
     it leaves, not to the next epoch or a restored one (a declared state then restores its own)."""
@@ -553,12 +561,8 @@ def _forgets_owed(method: Any) -> Any:
             return method(self, *args)
         kept = list(owed)
         owed.clear()
-        try:
+        with on_failure(_put_back, owed, kept):  # a refused state (or a failed rewind) moves nothing
             return method(self, *args)
-        except BaseException:
-            owed.clear()
-            owed.extend(kept)  # a refused state (or a failed rewind) moves nothing
-            raise
 
     wrapper._headrace_forgets = True  # type: ignore[attr-defined]
     return wrapper
@@ -810,6 +814,16 @@ def call(fn: Callable[..., Any], element: Any) -> Any:
     return fn(element)
 
 
+def call_noted(fn: Callable[..., Any], element: Any, stage: str, position: int) -> Any:
+    """:func:`call`, for a stage that calls a user function outside its element-wise fast paths: an
+    error the call raises carries the stage's note (:func:`note_stage`) and goes on."""
+    try:
+        return call(fn, element)
+    except Exception as exc:
+        note_stage(exc, stage, position)
+        raise
+
+
 #: Added to numpy's "assignment destination is read-only" / "output array is read-only" raised in a stage.
 READ_ONLY_HINT = (
     "headrace: elements of from_tensor_slices, from_tensors and an in-memory cache() are read-only numpy "
@@ -850,11 +864,7 @@ def open_user_dataset(
 ) -> NodeIterator:
     """Call a user function that returns a Dataset (flat_map, interleave) and start iterating it;
     its errors carry the stage's note (its time is the calling stage's own, as it runs inside it)."""
-    try:
-        result = call(fn, element)
-    except Exception as exc:
-        note_stage(exc, stage.name, position)
-        raise
+    result = call_noted(fn, element, stage.name, position)
     node = getattr(result, "node", result)
     if not isinstance(node, Node):  # the stage's name only for the error: it costs a describe() per call
         node = dataset_node(result, stage.name, "map_func", f"input element {position}")

@@ -18,8 +18,7 @@ from ..core.node import (
     Fields,
     Node,
     NodeIterator,
-    call,
-    note_stage,
+    call_noted,
 )
 from ..core.state import ERROR, Bool, Child, Field, Int, Owed, StateFields, encode_element
 from ..core.structure import flatten, map_structure
@@ -183,11 +182,7 @@ class BucketIterator(NodeIterator[BucketBySequenceLengthNode]):
 
     def _bucket_of(self, element: Any, position: int) -> int:
         node = self.node
-        try:
-            length = call(node.element_length_func, element)
-        except Exception as exc:
-            note_stage(exc, self.name, position)
-            raise
+        length = call_noted(node.element_length_func, element, self.name, position)
         if isinstance(length, np.ndarray) and length.shape == () and length.dtype.kind in "iu":
             length = int(length)
         if not isinstance(length, (int, np.integer)) or isinstance(length, (bool, np.bool_)):

@@ -19,6 +19,7 @@ from ..core.node import (
     Node,
     NodeIterator,
     call,
+    call_noted,
     dataset_node,
     note_stage,
 )
@@ -202,11 +203,7 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
             if node.window_size is not None:
                 size = node.window_size
             else:
-                try:
-                    result = node.window_size_func(np.int64(key))
-                except Exception as exc:
-                    note_stage(exc, self.name, position)
-                    raise
+                result = call_noted(node.window_size_func, np.int64(key), self.name, position)
                 size = scalar_int(result, self.name, "window_size_func", position)
                 if size <= 0:
                     raise InvalidArgumentError(
@@ -218,11 +215,7 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
     def _open(self, key: int, elements: list) -> NodeIterator:
         window = WindowNode(elements)
         argument = window if self.node.wrap is None else self.node.wrap(window)
-        try:
-            result = self.node.reduce_func(np.int64(key), argument)
-        except Exception as exc:
-            note_stage(exc, self.name, self.position - 1)
-            raise
+        result = call_noted(self.node.reduce_func, (np.int64(key), argument), self.name, self.position - 1)
         return dataset_node(result, self.name, "reduce_func", f"key {key}").iterator(self.ctx)
 
     def _flush(self, key: int) -> None:

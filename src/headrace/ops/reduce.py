@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
-from ..core.node import Context, Node, note_stage, session_of
+from ..core.node import Context, Node, call_noted, session_of
 from ..core.options import Options
 from .support.user_state import as_state, check_new_state
 
@@ -35,11 +35,7 @@ def reduce(node: Node, initial_state: Any, reduce_func: Callable, options: Optio
             except StopIteration:
                 return state
             for element in chunk:
-                try:
-                    new = reduce_func(state, element)
-                except Exception as exc:
-                    note_stage(exc, stage, position)
-                    raise
+                new = call_noted(reduce_func, (state, element), stage, position)
                 state = check_new_state(state, new, stage, position)
                 position += 1
     finally:

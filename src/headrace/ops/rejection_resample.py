@@ -18,9 +18,8 @@ from ..core.node import (
     Fields,
     Node,
     NodeIterator,
-    call,
+    call_noted,
     fresh_seed,
-    note_stage,
     resolve_seed,
 )
 from ..core.state import Child, Field, Int, StateFields
@@ -129,12 +128,7 @@ class RejectionResampleIterator(NodeIterator[RejectionResampleNode]):
         self.counts = np.ones(node.target.size, dtype=np.int64)
 
     def _class(self, element: Any) -> int:
-        try:
-            label = call(self.node.class_func, element)
-        except Exception as exc:
-            note_stage(exc, self.name, self.position)
-            raise
-        label = integer(label)
+        label = integer(call_noted(self.node.class_func, element, self.name, self.position))
         if not isinstance(label, int) or isinstance(label, bool) or not 0 <= label < self.node.target.size:
             raise InvalidArgumentError(
                 f"{self.name}: class_func returned {label!r} for input element {self.position}; it must return "

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.errors import CheckpointError, InvalidArgumentError, StructureError
 from ..core.naming import describe
-from ..core.node import Context, Fields, Node, NodeIterator, note_stage
+from ..core.node import Context, Fields, Node, NodeIterator, call_noted, note_stage
 from ..core.spec import TensorShape, TensorSpec, string, to_array
 from ..core.state import Bool, Int, Owed
 from ..core.structure import describe_structure
@@ -204,6 +204,11 @@ class GeneratorNode(Node):
         return array[()] if array.ndim == 0 else array
 
 
+def _started(node: GeneratorNode) -> Any:
+    """A fresh iterator of the user's generator (its errors carry the stage's note: ``call_noted``)."""
+    return iter(node.generator(*node.args))
+
+
 class GeneratorIterator(NodeIterator[GeneratorNode]):
     state_fields = (
         Int("yielded", high=sys.maxsize),
@@ -220,11 +225,7 @@ class GeneratorIterator(NodeIterator[GeneratorNode]):
 
     def _open(self) -> Any:
         node = self.node
-        try:
-            source = iter(node.generator(*node.args))
-        except Exception as exc:
-            note_stage(exc, self.name, self.yielded)
-            raise
+        source = call_noted(_started, node, self.name, self.yielded)
         if self._replay:
             skipped = sum(1 for _ in itertools.islice(source, self._replay))
             if skipped < self._replay:
