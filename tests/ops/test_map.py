@@ -364,3 +364,34 @@ def _chunk_or_none(it):
         return it.next_chunk(6)
     except StopIteration:
         return None
+
+
+def test_ctrl_c_inside_map_func_loses_nothing():
+    # A KeyboardInterrupt raised inside map_func while a chunk runs: raised now; the outputs made before
+    # it and the inputs after it (the interrupted one included) come next, each once, in order.
+    interrupted = []
+
+    def fn(x):
+        if x == 7 and not interrupted:
+            interrupted.append(x)
+            raise KeyboardInterrupt
+        return x * 10
+
+    it = iter(hr.Dataset.range(20).map(fn).batch(4))
+    got = []
+    with pytest.raises(KeyboardInterrupt):
+        while True:
+            got.extend(next(it).tolist())
+    got.extend(v for batch in it for v in batch.tolist())
+    assert got == [x * 10 for x in range(20)] and interrupted == [7]
+    # a state saved after the interrupt restores the same rest
+    it = iter(hr.Dataset.range(20).map(fn).batch(4))
+    interrupted.clear()
+    assert next(it).tolist() == [0, 10, 20, 30]
+    with pytest.raises(KeyboardInterrupt):
+        next(it)
+    state = it.get_state()
+    rest = [v for batch in it for v in batch.tolist()]
+    again = iter(hr.Dataset.range(20).map(fn).batch(4))
+    again.set_state(state)
+    assert [v for batch in again for v in batch.tolist()] == rest == [x * 10 for x in range(4, 20)]

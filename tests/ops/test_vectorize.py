@@ -1178,7 +1178,7 @@ def test_explain_says_a_vectorised_parallel_map_runs_in_the_consumers_thread(exe
         assert f"(executor={executor!r} was given)" in ds.explain().split("executors:")[1]
         assert sorted(int(x) for b in ds for x in b) == list(range(0, 128, 2))
         line = ds.explain().split("executors:")[1]
-        assert "vectorised, in the consumer's thread" in line and "was given" not in line
+        assert "vectorised (one traced call per batch" in line and "was given" not in line
 
 
 def test_two_maps_fused_into_one_stage_still_vectorise():
@@ -1193,3 +1193,148 @@ def test_two_maps_fused_into_one_stage_still_vectorise():
     )
     assert "fused into one stage" in ds.explain()
     check(ds)
+
+
+# --- several batches at once (num_parallel_calls >= 2) ---------------------------------------------------
+def test_lanes_rule():
+    assert vectorize.lanes(1) == (1, 1)  # serial: one batch at a time, as before
+    assert vectorize.lanes(2) == (2, 1)  # two batches at once, each decoding in its own thread
+    assert vectorize.lanes(16) == (vectorize.MAX_LANES, 16 // vectorize.MAX_LANES)
+
+
+def windowed(ds):
+    it = iter(ds)
+    first = next(it)
+    return it, first
+
+
+@pytest.mark.parametrize("sizes", [[(16, 14)] * 23, [(16, 14), (20, 12), (13, 30)] * 7])
+def test_batches_in_flight_give_the_per_element_values_and_draws(sizes):
+    data = image_records(sizes)
+
+    def make():
+        return (
+            tf.data.Dataset.from_tensor_slices(data)
+            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .batch(4)
+        )
+
+    got, _ = check(make(), reference=make())
+    it, _ = windowed(make())
+    next(it)
+    assert it._root.lanes == 2 and len(it._root.inflight) == 1  # two taken, the oldest handed out
+    assert [b[1].tolist() for b in got][-1] == [
+        len(sizes) - len(sizes) % 4 + i for i in range(len(sizes) % 4)
+    ]
+
+
+def test_batches_in_flight_checkpoint_exactly():
+    data = image_records([(16, 14)] * 19)
+
+    def make():
+        return (
+            tf.data.Dataset.from_tensor_slices(data)
+            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .batch(3)
+            .repeat(2)
+        )
+
+    check_checkpoints(make, stride=1)
+
+    def once():
+        return (
+            tf.data.Dataset.from_tensor_slices(data)
+            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .batch(3)
+        )
+
+    # A state saved with batches in flight holds their inputs as owed, and they keep computing.
+    it, _ = windowed(once())
+    next(it)
+    assert it._root.inflight
+    state = it.get_state()
+    assert it._root.inflight and not it._root.map_iterator.owed
+    rest = list(it)
+    again = iter(once())
+    again.set_state(state)
+    for a, b in zip(list(again), rest, strict=True):
+        assert_same(a, b)
+
+
+class FailsAt:
+    """A map function that raises (or interrupts) at given values, once each when ``once``."""
+
+    def __init__(self, bad, error=ValueError, once=False):
+        self.bad, self.error, self.once = set(bad), error, once
+
+    def __call__(self, x):
+        if int(x) in self.bad:
+            if self.once:
+                self.bad.discard(int(x))
+            raise self.error(f"bad {int(x)}")
+        return x
+
+
+def outcomes(it):
+    out = []
+    while True:
+        try:
+            out.append(next(it).tolist())
+        except StopIteration:
+            return out
+        except (ValueError, KeyboardInterrupt) as exc:
+            out.append(type(exc).__name__)
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_an_input_error_behind_the_window_comes_at_its_place(drop):
+    # The map's input raises at elements 13 and 30: the batches before each come out first (computed
+    # vectorised), then the error, then the rest, as the per-element run gives them.
+    def make():
+        return (
+            tf.data.Dataset.range(34)
+            .map(FailsAt({13, 30}))
+            .map(lambda x: tf.cast(x, tf.float32) * 2.0, num_parallel_calls=2)
+            .batch(4, drop_remainder=drop)
+        )
+
+    got, expected = outcomes(iter(make())), outcomes(iter(off(make())))
+    assert got == expected and "ValueError" in got
+
+
+def test_an_interrupt_while_filling_the_window_loses_nothing():
+    def make(fn):
+        return (
+            tf.data.Dataset.range(40)
+            .map(fn)
+            .map(lambda x: tf.cast(x, tf.float32) + 1.0, num_parallel_calls=2)
+            .batch(4)
+        )
+
+    got = outcomes(iter(make(FailsAt({17}, KeyboardInterrupt, once=True))))
+    assert "KeyboardInterrupt" in got
+    values = [v for batch in got if batch != "KeyboardInterrupt" for v in batch]
+    assert values == [float(x + 1) for x in range(40)]  # every element once, in order
+
+
+def test_a_batch_the_traced_call_refuses_in_flight_runs_per_element():
+    # decode_jpeg refuses a PNG inside a batch in flight: the per-element run raises its error (or
+    # decodes it, as tf does); either way the values are the per-element run's.
+    sizes = [(16, 14)] * 21
+    data = image_records(sizes)
+    data[14] = image_records([(16, 14)], encode="png")[0]
+
+    def make():
+        return (
+            tf.data.Dataset.from_tensor_slices(data)
+            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .batch(4)
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = list(make())
+    expected = list(off(make()))
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert_same(a, b)

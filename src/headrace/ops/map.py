@@ -14,7 +14,7 @@ from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe, fused_name
 from ..core.node import AUTOTUNE, Context, Fields, Node, NodeIterator, derived, note_stage
 from ..core.results import CONVERTED, tf_result, tf_results
-from ..core.state import Child, Int, Owed
+from ..core.state import OUTPUT, Child, Int, Owed
 from ..runtime.calls import apply
 from ..runtime.defaults import resolve_parallelism
 from .map_and_filter import fused_run, probe_run
@@ -308,6 +308,13 @@ class MapIterator(ElementwiseIterator[MapNode]):
             note_stage(exc, self.name, first + done)
             rest = owed_inputs(inputs, first, done + 1)
             return self.hold(tf_results(out), exc, first + done, inputs[done], rest)
+        except KeyboardInterrupt:
+            # Ctrl-C inside map_func: raised now; the outputs made are owed, and the interrupted input
+            # and the rest are computed again on the next call (nothing taken is lost).
+            done = len(out)
+            made = [(first + i, OUTPUT, value) for i, value in enumerate(tf_results(out))]
+            self.owed.extendleft(reversed(made + owed_inputs(inputs, first, done)))
+            raise
         return tf_results(out)
 
     def restarted(self) -> None:

@@ -28,6 +28,7 @@ import logging
 import threading
 import types
 import warnings
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from ..core.element_random import ELEMENT_RNG
 from ..core.errors import user_stacklevel
 from ..core.node import Context, Node, NodeIterator, derived
 from ..core.results import CONVERTED, tf_result
-from ..core.state import INPUT
+from ..core.state import ERROR, INPUT, NO_INPUT
 from ..core.structure import flatten, pack_as
 from ..core.trace_hook import TRACING, VECTORIZERS
 from ..io.features import FixedLenFeature
@@ -48,6 +49,7 @@ from ..runtime.defaults import resolve_parallelism
 from .batch import BatchIterator, BatchNode
 from .map import FusedFunction, MapIterator, MapNode
 from .support.batching import stack
+from .support.elementwise import owed_inputs
 
 logger = logging.getLogger("headrace.vectorize")
 
@@ -1488,6 +1490,13 @@ class VectorizedBatchNode(Decides, BatchNode):
     def explain_line(self) -> str:
         decision = self.decision()
         line = _decision_line(self.parents[0], decision, "batch", "batch")
+        map_node = self.parents[0]
+        if isinstance(decision, Traced) and decision.failed is None and isinstance(map_node, MapNode):
+            count, threads = lanes(resolve_parallelism(map_node.num_parallel_calls, map_node.executor) or 1)
+            if count > 1:
+                line += (
+                    f", up to {count} batches at once (a thread each; decoders: {threads} thread(s) a batch)"
+                )
         if not isinstance(decision, (str, type(None))) and decision.failed is None and decision.row_batches:
             line += (
                 f"; {decision.row_batches} batch(es) held values of several sizes (decoded images): the ops "
@@ -1820,6 +1829,54 @@ def _unstack(out: Any, n: int) -> list:
     return [pack_as(out, [column[i] for column in columns]) for i in range(n)]
 
 
+#: batches a vectorised map computes at once, at most (each in its own thread)
+MAX_LANES = 4
+
+
+def lanes(workers: int) -> tuple[int, int]:
+    """``(batches computed at once, threads each batch's decoder may use)`` for a vectorised map with
+    ``workers`` (its ``num_parallel_calls``). One batch at a time leaves the cores idle while the ops
+    after a decoder (crops, flips, casts) run in one thread; several batches at once keep them busy,
+    and the batches' decoders share the workers.
+
+    >>> lanes(1), lanes(2), lanes(16)
+    ((1, 1), (2, 1), (4, 4))
+    """
+    count = max(1, min(workers, MAX_LANES))
+    return count, max(1, workers // count)
+
+
+class _Lane:
+    """One batch computed in a thread of its own (started per batch, as the decoders' threads: no
+    thread outlives its batch, and an iterator dropped mid-batch leaves nothing behind)."""
+
+    def __init__(
+        self, traced: Traced, elements: list, first: int, batched: Any, keys: list | None, threads: int
+    ):
+        self.elements, self.first = elements, first
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(
+            target=self._run,
+            args=(traced, batched, keys, threads),
+            name="headrace vectorised map",
+            daemon=True,
+        )
+        self.thread.start()
+
+    def _run(self, traced: Traced, batched: Any, keys: list | None, threads: int) -> None:
+        try:
+            self.value = traced.run(batched, keys, workers=threads)
+        except BaseException as exc:  # noqa: BLE001 (raised in the consumer's thread, by result())
+            self.error = exc
+
+    def result(self) -> Any:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
 class VectorizedMapIterator(NodeIterator):
     """``batch`` over ``map``, run as batch plus one traced call; the per-element iterators keep the
     state (checkpoints are theirs) and compute any batch the traced call cannot take."""
@@ -1833,6 +1890,12 @@ class VectorizedMapIterator(NodeIterator):
         self.workers = resolve_parallelism(map_node.num_parallel_calls, map_node.executor) or 1
         self.map_iterator, self.batch_iterator = map_iterator, batch_iterator
         self.delegate: NodeIterator | None = None  # the per-element stages, once the map runs per element
+        self.lanes, self.lane_threads = lanes(self.workers)
+        # Batches taken and being computed, oldest first; their inputs are owed in a state saved meanwhile.
+        self.inflight: deque[_Lane] = deque()
+        self.windowed: Traced | None = None  # the checked trace, once batches may be computed at once
+        self.input_ended = False
+        self.deferred: tuple[list, BaseException | None] | None = None  # inputs (and an error) behind it
 
     def counters(self) -> dict:
         out = super().counters()
@@ -1883,6 +1946,8 @@ class VectorizedMapIterator(NodeIterator):
             out = next(b)
             self.produced = b.produced
             return out
+        if self.windowed is not None:
+            return self._next_windowed(self.windowed)
         size = self.node.batch_size
         elements: list = []
         try:
@@ -1937,10 +2002,113 @@ class VectorizedMapIterator(NodeIterator):
                 self.produced = b.produced
                 self._differs(traced, op, message)
                 return reference
+        if self.lanes > 1:  # checked: from the next batch on, several at once
+            self.windowed = traced
         m.produced += len(elements)
         b.produced += 1
         self.produced = b.produced
         return out
+
+    def _next_windowed(self, traced: Traced) -> Any:
+        """The next batch with up to ``lanes`` batches computed at once, each in its own thread: the
+        window is filled with the next batches' inputs (taken in order, positions and random keys as
+        one at a time), then the oldest is waited for. Inputs the window cannot take (after an input
+        error, a last batch that ``drop_remainder`` drops, inputs of other shapes) wait until the
+        batches before them are out, then go back to the map, which computes them per element, with
+        the values, errors and positions of a run one element at a time."""
+        b, m = self.batch_iterator, self.map_iterator
+        size = self.node.batch_size
+        while len(self.inflight) < self.lanes and not self.input_ended and self.deferred is None:
+            elements: list = []
+            try:
+                while len(elements) < size:
+                    chunk = m.parent.next_chunk(size - len(elements))
+                    m.position += len(chunk)
+                    elements.extend(chunk)
+            except StopIteration:
+                self.input_ended = True
+            except Exception as exc:
+                self.deferred = (elements, exc)
+                break
+            except BaseException:  # an interrupt: raised now, every input taken owed (none lost)
+                self._give_back(elements)
+                raise
+            if not elements:
+                break
+            first = m.position - len(elements)
+            batched = None
+            if not (self.node.drop_remainder and len(elements) < size):
+                try:
+                    batched = stack(elements)
+                except Exception:  # inputs of different shapes: the per-element run batches (or refuses) them
+                    batched = None
+            if batched is None or not traced.accepts(batched):
+                self.deferred = (elements, None)
+                break
+            keys = None
+            if m.seed is not None:
+                keys = [(m.seed, m.iteration, m.epoch, first + i) for i in range(len(elements))]
+            self.inflight.append(_Lane(traced, elements, first, batched, keys, self.lane_threads))
+        if not self.inflight:
+            if self.deferred is None:
+                raise StopIteration
+            elements, error = self.deferred
+            return self._per_element_after(elements, error)
+        lane = self.inflight[0]
+        try:
+            out = lane.result()
+        except Exception as exc:
+            # An element the op refuses: the per-element run raises its error, naming the element.
+            logger.debug("%r: a batch computed per element (%s)", self.node, exc)
+            self._give_back([])
+            out = self._per_element_after([], None)
+            if not isinstance(exc, NotThisBatch):
+                self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            return out
+        self.inflight.popleft()
+        m.produced += len(lane.elements)
+        b.produced += 1
+        self.produced = b.produced
+        return out
+
+    def _window_owed(self) -> list:
+        """``owed`` entries for the inputs taken and not computed yet: the batches in flight, in order,
+        then the inputs waiting behind them (an error waiting there is not saved: its input is gone)."""
+        owed = [entry for lane in self.inflight for entry in owed_inputs(lane.elements, lane.first)]
+        if self.deferred is not None:
+            elements = self.deferred[0]
+            owed += owed_inputs(elements, self.map_iterator.position - len(elements))
+        return owed
+
+    def _give_back(self, elements: list) -> None:
+        """The window's inputs (its results dropped), then ``elements`` (just taken), go back to the
+        map as owed: the per-element stages compute them from here."""
+        m = self.map_iterator
+        owed = self._window_owed()
+        self._drop_window()
+        m.owed.extend(owed + owed_inputs(elements, m.position - len(elements)))
+        self.windowed = None
+
+    def _per_element_after(self, elements: list, error: BaseException | None) -> Any:
+        """``elements`` (the last inputs taken) and then ``error`` (raised taking more) owed to the map,
+        and the next batch from the per-element stages; the window starts again after a batch."""
+        m = self.map_iterator
+        self.deferred = None
+        self.windowed = None  # the sync path computes the next clean batch, then the window goes on
+        m.owed.extend(owed_inputs(elements, m.position - len(elements)))
+        if error is not None:
+            if not m.owed:
+                raise error
+            m.owed.append((m.position, ERROR, (error, NO_INPUT)))  # after the inputs taken before it
+        out = next(self.batch_iterator)
+        self.produced = self.batch_iterator.produced
+        return out
+
+    def _drop_window(self) -> None:
+        for lane in self.inflight:
+            lane.thread.join()  # its batch's threads finish before the window's inputs are reused
+        self.inflight.clear()
+        self.deferred = None
 
     def _differs(self, traced: Traced, op: str, message: str) -> None:
         """The vectorised call differs from the per-element one: per element from now on, one warning."""
@@ -1967,13 +2135,36 @@ class VectorizedMapIterator(NodeIterator):
         return self.delegate if self.delegate is not None else self.batch_iterator
 
     def seek_forward(self, n: int) -> int | None:
+        if self.inflight or self.deferred is not None:  # owed first (the map skips them as owed)
+            self.map_iterator.owed.extend(self._window_owed())
+            self._drop_window()
+        self.windowed = None
         current = self._current()
         skipped = current.seek_forward(n)
         self.produced = current.produced
         return skipped
 
     def reset(self) -> None:
+        self._drop_window()
+        self.input_ended = False
         self._current().reset()
 
     def state_owner(self) -> NodeIterator:
         return self._current()
+
+    def get_state(self) -> dict:
+        # Batches in flight are inputs taken and not yet computed: owed in the saved state, as after an
+        # error; the window goes on computing them meanwhile.
+        owed = self._window_owed()
+        m = self.map_iterator
+        m.owed.extend(owed)
+        try:
+            return super().get_state()
+        finally:
+            for _ in owed:
+                m.owed.pop()
+
+    def set_state(self, state: dict) -> None:
+        self._drop_window()
+        self.input_ended = False
+        super().set_state(state)

@@ -121,8 +121,8 @@ def executor_lines(root: Node, session: Session) -> list[str]:
             continue
         if id(node) in vectorised:
             out.append(
-                f"- {node!r}: vectorised, in the consumer's thread (one traced call needs no workers; "
-                "image decoders use threads of their own)"
+                f"- {node!r}: vectorised (one traced call per batch; with num_parallel_calls >= 2, "
+                "several batches at once, each in a thread: see vectorised maps)"
             )
             continue
         given = getattr(node, "executor", None)
