@@ -27,7 +27,7 @@ import functools
 import secrets
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
@@ -118,6 +118,16 @@ def derived(node: Node) -> dict:
     if cache is None:
         cache = node.__dict__["_derived"] = {}
     return cache
+
+
+def known_specs(nodes: Iterable[Node]) -> list | None:
+    """The nodes' element specs, or None when finding one fails: it can mean running user code (an
+    empty or failing map), so a stage that checks its inputs' specs when built checks them when
+    asked instead, and the error comes from there (any error: the user's code raised it)."""
+    try:
+        return [node.element_spec for node in nodes]
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def session_of(root: Node) -> Session:

@@ -14,6 +14,7 @@ import os
 import secrets
 import threading
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -294,25 +295,32 @@ class CacheIterator(NodeIterator[CacheNode]):
         parent.set_state(origin)
         self.start = origin
         self.mode, self.elements, self.position = "write", [], 0
-        errors = 0
-        while len(self.elements) < position:
-            try:
-                chunk = parent.next_chunk(min(_REPLAY_CHUNK, position - len(self.elements)))
-            except StopIteration:
-                raise CheckpointError(
-                    f"{self.name}: restoring position {position} replays the input, which ended after "
-                    f"{len(self.elements)} elements; the input does not repeat itself (seed its random "
-                    "stages)"
-                ) from None
-            except (CheckpointError, WorkerError):
-                raise
-            except Exception:  # noqa: BLE001 (the saved pass skipped this failed element too)
-                errors += 1
-                if errors > _MAX_REPLAY_ERRORS:
-                    raise
-                continue
+        for chunk in _replayed(self.name, parent, 0, position):
             self.elements.extend(owned(element) for element in chunk)
         self.position = position
+
+
+def _replayed(name: str, parent: NodeIterator, done: int, position: int) -> Iterator[list]:
+    """The input's chunks from element ``done`` up to ``position``, replaying a saved pass: an element
+    that fails is skipped, as the saved pass skipped it (up to ``_MAX_REPLAY_ERRORS`` of them)."""
+    errors = 0
+    while done < position:
+        try:
+            chunk = parent.next_chunk(min(_REPLAY_CHUNK, position - done))
+        except StopIteration:
+            raise CheckpointError(
+                f"{name}: restoring position {position} replays the input, which ended after "
+                f"{done} elements; the input does not repeat itself (seed its random stages)"
+            ) from None
+        except (CheckpointError, WorkerError):
+            raise
+        except Exception:  # noqa: BLE001 (the saved pass skipped this failed element too)
+            errors += 1
+            if errors > _MAX_REPLAY_ERRORS:
+                raise
+            continue
+        done += len(chunk)
+        yield chunk
 
 
 def _warn(message: str) -> None:
@@ -651,22 +659,7 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         self.input_used = True
         self.position = 0
         self._start_writing()
-        errors = 0
-        while self.position < position:
-            try:
-                chunk = parent.next_chunk(min(_REPLAY_CHUNK, position - self.position))
-            except StopIteration:
-                raise CheckpointError(
-                    f"{self.name}: restoring position {position} replays the input, which ended after "
-                    f"{self.position} elements; the input does not repeat itself (seed its random stages)"
-                ) from None
-            except (CheckpointError, WorkerError):
-                raise
-            except Exception:  # noqa: BLE001 (the saved pass skipped this failed element too)
-                errors += 1
-                if errors > _MAX_REPLAY_ERRORS:
-                    raise
-                continue
+        for chunk in _replayed(self.name, parent, self.position, position):
             if self.writer is not None:
                 self._write(self.writer, chunk)
             self.position += len(chunk)

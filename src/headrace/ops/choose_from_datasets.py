@@ -15,6 +15,7 @@ from ..core.node import (
     Node,
     NodeIterator,
     derived,
+    known_specs,
 )
 from ..core.spec import TensorSpec, common_spec
 from ..core.state import Bool, Child, Children, Field, Int, Owed, StateFields
@@ -56,10 +57,8 @@ class ChooseFromDatasetsNode(Node):
         self.num_datasets = len(datasets)
         self.stop_on_empty_dataset = stop_on_empty_dataset
         self.name = name
-        try:
-            choice_spec = choice_dataset.element_spec
-        except Exception:  # noqa: BLE001 (finding it runs user code: check the values instead)
-            choice_spec = None
+        known = known_specs((choice_dataset,))
+        choice_spec = None if known is None else known[0]  # unknown: the values are checked instead
         if choice_spec is not None and not (
             isinstance(choice_spec, TensorSpec)
             and choice_spec.dtype.kind in "iu"
@@ -69,11 +68,9 @@ class ChooseFromDatasetsNode(Node):
                 f"choice_dataset has elements {choice_spec!r}: it must yield scalar integers (int64 in "
                 "tf.data), each the index of the dataset to take the next element from"
             )
-        try:
-            specs = [d.element_spec for d in datasets]
-        except Exception:  # noqa: BLE001 (as above: the spec is checked when asked for)
-            return
-        derived(self)["element_spec"] = common_spec(specs, _names(len(specs)), self.op)
+        specs = known_specs(datasets)
+        if specs is not None:
+            derived(self)["element_spec"] = common_spec(specs, _names(len(specs)), self.op)
 
     @property
     def choice(self) -> Node:

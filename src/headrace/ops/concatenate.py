@@ -14,6 +14,7 @@ from ..core.node import (
     Node,
     NodeIterator,
     derived,
+    known_specs,
 )
 from ..core.spec import common_spec
 from ..core.state import Children, Int
@@ -35,12 +36,9 @@ class ConcatenateNode(Node):
     def __init__(self, parent: Node, dataset: Node, name: str | None = None):
         super().__init__(parent, dataset)
         self.name = name
-        try:
-            first, second = parent.element_spec, dataset.element_spec
-        except Exception:  # noqa: BLE001
-            # Finding a spec can mean running user code (an empty or failing map): check when asked.
-            return
-        derived(self)["element_spec"] = common_spec([first, second], _NAMES, self.op)
+        specs = known_specs((parent, dataset))
+        if specs is not None:
+            derived(self)["element_spec"] = common_spec(specs, _NAMES, self.op)
 
     def compute_element_spec(self) -> Any:
         return common_spec([p.element_spec for p in self.parents], _NAMES, self.op)

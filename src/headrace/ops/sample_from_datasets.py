@@ -18,6 +18,7 @@ from ..core.node import (
     NodeIterator,
     derived,
     fresh_seed,
+    known_specs,
     resolve_seed,
 )
 from ..core.spec import common_spec
@@ -124,11 +125,9 @@ class SampleFromDatasetsNode(Node):
         self.rerandomize_each_iteration = bool(rerandomize_each_iteration)
         self.fallback_seed = fresh_seed()
         self.name = name
-        try:
-            specs = [d.element_spec for d in datasets]
-        except Exception:  # noqa: BLE001 (finding it runs user code: the spec is checked when asked)
-            return
-        derived(self)["element_spec"] = common_spec(specs, _names(len(specs)), self.op)
+        specs = known_specs(datasets)
+        if specs is not None:
+            derived(self)["element_spec"] = common_spec(specs, _names(len(specs)), self.op)
 
     @property
     def datasets(self) -> tuple[Node, ...]:
