@@ -1338,3 +1338,15 @@ def test_a_batch_the_traced_call_refuses_in_flight_runs_per_element():
     assert len(got) == len(expected)
     for a, b in zip(got, expected):
         assert_same(a, b)
+
+
+def test_close_leaves_no_batch_thread():
+    import threading
+
+    data = image_records([(16, 14)] * 40)
+    ds = tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5, num_parallel_calls=2).batch(4)
+    it, _ = windowed(ds)
+    next(it)
+    assert it._root.inflight
+    it.close()
+    assert not any(t.name == "headrace vectorised map" for t in threading.enumerate())

@@ -2168,3 +2168,7 @@ class VectorizedMapIterator(NodeIterator):
         self._drop_window()
         self.input_ended = False
         super().set_state(state)
+
+    def close(self) -> None:
+        self._drop_window()  # no batch thread outlives the iterator's close
+        super().close()
