@@ -59,7 +59,7 @@ def _valid_true(result: object) -> bool:
     """A later result that is a scalar bool and true (an invalid one is dropped with the error)."""
     try:
         return predicate_bool(result, "", 0)
-    except Exception:  # noqa: BLE001
+    except InvalidArgumentError:
         return False
 
 

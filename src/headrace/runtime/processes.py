@@ -264,10 +264,9 @@ class ProcessExecutor:
 
     def _encode(self, chunk: list) -> bytes | None:
         """The message of a chunk; elements that cannot be sent fail alone (returned by ``wait``)."""
-        try:
-            return pack(Tasks(chunk), self.writer)
-        except Exception as exc:  # noqa: BLE001
-            error = exc
+        message, error = self._pack(chunk)
+        if message is not None:
+            return message
         if len(chunk) > 1:  # which elements cannot be sent?
             good = []
             for item in chunk:
@@ -277,14 +276,22 @@ class ProcessExecutor:
                 except Exception as exc:  # noqa: BLE001
                     self.local.append((item[0], False, self._unsendable(exc)))
             if good and len(good) < len(chunk):
-                try:
-                    return pack(Tasks(good), self.writer)
-                except Exception as exc:  # noqa: BLE001
-                    error = exc
+                message, failed = self._pack(good)
+                if message is not None:
+                    return message
+                error = failed
             chunk = good
         for item in chunk:  # e.g. /dev/shm is full: each element gets its own error
             self.local.append((item[0], False, self._unsendable(error)))
         return None
+
+    def _pack(self, chunk: list) -> tuple[bytes | None, Exception | None]:
+        """``(message, None)``, or ``(None, the error)`` when the chunk cannot be sent (pickling user
+        values can raise anything)."""
+        try:
+            return pack(Tasks(chunk), self.writer), None
+        except Exception as exc:  # noqa: BLE001
+            return None, exc
 
     def _unsendable(self, exc: Exception) -> Exception:
         if isinstance(exc, WorkerError):

@@ -17,6 +17,7 @@ import pickle
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -113,12 +114,9 @@ def serve(sock: Any) -> None:
     try:
         while True:
             try:
-                job = unpack(conn.recv_bytes())
-            except (EOFError, OSError):
+                job = _receive(conn)
+            except EOFError:
                 return
-            except Exception as exc:  # noqa: BLE001
-                conn.send_bytes(pack(BadMessage(pack_error(exc))))
-                continue
             if isinstance(job, End):
                 continue
             if not isinstance(job, (MapJob, PipelineJob)):
@@ -143,10 +141,12 @@ def serve(sock: Any) -> None:
             cleanup(prefix)
 
 
-def _load_job(conn: Connection, data: bytes) -> Any:
+def _set_up(conn: Connection, make: Callable[[], Any]) -> tuple[bool, Any]:
+    """``(True, make())``: a job's function or pipeline loaded, or its iterator built; or ``(False,
+    None)`` once the error is reported to the parent, which raises it (WorkerError)."""
     try:
-        return True, pickle.loads(data)
-    except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises WorkerError)
+        return True, make()
+    except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises it)
         conn.send_bytes(pack(InitFailed(pack_error(exc))))
         return False, None
 
@@ -165,7 +165,7 @@ def _receive(conn: Connection) -> Message | None:
 
 def _map_job(conn: Connection, job: MapJob, writer: SegmentWriter) -> bool:
     """Serve a map job; False when the socket closed."""
-    loaded, fn = _load_job(conn, job.function)
+    loaded, fn = _set_up(conn, lambda: pickle.loads(job.function))
     while True:
         try:
             message = _receive(conn)
@@ -194,16 +194,13 @@ def _map_job(conn: Connection, job: MapJob, writer: SegmentWriter) -> bool:
 
 def _pipeline_job(conn: Connection, job: PipelineJob, writer: SegmentWriter) -> bool:
     """Serve a parallelize job: this worker's copy of the pipeline; False when the socket closed."""
-    loaded, node = _load_job(conn, job.pipeline)
+    loaded, node = _set_up(conn, lambda: pickle.loads(job.pipeline))
     it = None
     if loaded:
         options, iteration = job.options, job.iteration
-        try:
-            # Random stages draw one seed per iteration: the parent's iteration number, so a new
-            # iter() of the dataset reshuffles as it would serially.
-            it = node.iterator(Run(options, seeds=Seeds(node, iteration)))
-        except BaseException as exc:  # noqa: BLE001
-            conn.send_bytes(pack(InitFailed(pack_error(exc))))
+        # Random stages draw one seed per iteration: the parent's iteration number, so a new
+        # iter() of the dataset reshuffles as it would serially.
+        it = _set_up(conn, lambda: node.iterator(Run(options, seeds=Seeds(node, iteration))))[1]
     try:
         while True:
             try:
