@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError, add_note, check, user_stacklevel
+from ..core.errors import InvalidArgumentError, add_note, check, on_failure, user_stacklevel
 from ..io.compression import normalize_compression
 from ..io.example import parse_example, serialize_example
 from ..io.fs import as_path, check_storage_options, exists, glob, is_url, list_dir, remove
@@ -308,21 +308,19 @@ def publish_task_shards(
         {"file": os.path.basename(final), "bytes": r["bytes"], "crc32c": r["crc32c"], "records": r["records"]}
         for r, final in zip(done, finals)
     ]
-    try:
+    with on_failure(remove_run_temporaries, prefix, run, suffix, storage_options):
         body = begin_set(prefix, TOOL, entries, {"compression": compression}, storage_options)
-    except BaseException:
-        remove_run_temporaries(prefix, run, suffix, storage_options)
-        raise
-    try:
+    with on_failure(_abandon_run, prefix, run, suffix, storage_options, body):  # renamed shards stay, refused
         for r, final in zip(done, finals):
             publish_file(r["temporary"], final, storage_options)
         finish_set(prefix, body, storage_options=storage_options)
-    except BaseException:
-        remove_run_temporaries(prefix, run, suffix, storage_options)  # renamed shards stay, refused
-        abandon_set(prefix, body, storage_options)
-        raise
     remove_run_temporaries(prefix, run, suffix, storage_options)  # attempts Ray retried
     return finals
+
+
+def _abandon_run(prefix: str, run: str, suffix: str, storage_options: dict | None, body: dict) -> None:
+    remove_run_temporaries(prefix, run, suffix, storage_options)
+    abandon_set(prefix, body, storage_options)
 
 
 class TFRecordDatasink:
