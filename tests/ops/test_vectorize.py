@@ -1248,12 +1248,14 @@ def test_batches_in_flight_checkpoint_exactly():
             .batch(3)
         )
 
-    # A state saved with batches in flight holds their inputs as owed, and they keep computing.
+    # Batches in flight keep their inputs owed to the map: a state saved meanwhile holds them, and
+    # they keep computing.
     it, _ = windowed(once())
     next(it)
-    assert it._root.inflight
+    window = it._root.inflight
+    assert window and len(it._root.map_iterator.owed) == sum(len(lane.entries) for lane in window)
     state = it.get_state()
-    assert it._root.inflight and not it._root.map_iterator.owed
+    assert it._root.inflight
     rest = list(it)
     again = iter(once())
     again.set_state(state)
@@ -1350,3 +1352,22 @@ def test_close_leaves_no_batch_thread():
     assert it._root.inflight
     it.close()
     assert not any(t.name == "headrace vectorised map" for t in threading.enumerate())
+
+
+def test_restoring_an_iterator_with_batches_in_flight_drops_them():
+    data = image_records([(16, 14)] * 30)
+
+    def make():  # a fresh pipeline each: a seeded map's iterations draw anew
+        return tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5, num_parallel_calls=2).batch(3)
+
+    expected = list(off(make()))
+    it, first = windowed(make())
+    state = it.get_state()
+    for _ in range(3):
+        next(it)
+    assert it._root.inflight  # a window of later batches is being computed
+    it.set_state(state)  # back to after the first batch: the window's batches are stale
+    got = [first, *it]
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert_same(a, b)

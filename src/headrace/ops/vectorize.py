@@ -1848,12 +1848,11 @@ def lanes(workers: int) -> tuple[int, int]:
 
 class _Lane:
     """One batch computed in a thread of its own (started per batch, as the decoders' threads: no
-    thread outlives its batch, and an iterator dropped mid-batch leaves nothing behind)."""
+    thread outlives its batch, and an iterator dropped mid-batch leaves nothing behind). ``entries``:
+    its inputs as the map's ``owed`` entries, which hold them until the batch is handed out."""
 
-    def __init__(
-        self, traced: Traced, elements: list, first: int, batched: Any, keys: list | None, threads: int
-    ):
-        self.elements, self.first = elements, first
+    def __init__(self, traced: Traced, entries: list, batched: Any, keys: list | None, threads: int):
+        self.entries = entries
         self.value: Any = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(
@@ -1891,11 +1890,11 @@ class VectorizedMapIterator(NodeIterator):
         self.map_iterator, self.batch_iterator = map_iterator, batch_iterator
         self.delegate: NodeIterator | None = None  # the per-element stages, once the map runs per element
         self.lanes, self.lane_threads = lanes(self.workers)
-        # Batches taken and being computed, oldest first; their inputs are owed in a state saved meanwhile.
+        # Batches taken and being computed, oldest first. Their inputs stay in the map's owed queue until
+        # they are handed out, so a state saved meanwhile holds them; a reset, a restore or a skip
+        # replaces that queue, which leaves the window stale (dropped at the next call).
         self.inflight: deque[_Lane] = deque()
         self.windowed: Traced | None = None  # the checked trace, once batches may be computed at once
-        self.input_ended = False
-        self.deferred: tuple[list, BaseException | None] | None = None  # inputs (and an error) behind it
 
     def counters(self) -> dict:
         out = super().counters()
@@ -1942,7 +1941,10 @@ class VectorizedMapIterator(NodeIterator):
             self.produced = self.delegate.produced
             return out
         b, m = self.batch_iterator, self.map_iterator
-        if b.owed or m.owed:  # a batch gathered in part, inputs or an error held back: per element
+        if self.inflight and not (m.owed and m.owed[0] is self.inflight[0].entries[0]):
+            self._drop_window()  # the owed queue was replaced (reset, restore, skip): the window is stale
+        if not self.inflight and (b.owed or m.owed):
+            # a batch gathered in part, inputs or an error held back: per element
             out = next(b)
             self.produced = b.produced
             return out
@@ -2012,13 +2014,15 @@ class VectorizedMapIterator(NodeIterator):
     def _next_windowed(self, traced: Traced) -> Any:
         """The next batch with up to ``lanes`` batches computed at once, each in its own thread: the
         window is filled with the next batches' inputs (taken in order, positions and random keys as
-        one at a time), then the oldest is waited for. Inputs the window cannot take (after an input
-        error, a last batch that ``drop_remainder`` drops, inputs of other shapes) wait until the
-        batches before them are out, then go back to the map, which computes them per element, with
-        the values, errors and positions of a run one element at a time."""
+        one at a time, owed to the map until handed out), then the oldest is waited for. Inputs the
+        window cannot take (before an input error, a last batch that ``drop_remainder`` drops, inputs
+        of other shapes) are owed behind it, with the error: once the batches before them are out, the
+        per-element stages compute them, with the values, errors and positions of a run one element
+        at a time."""
         b, m = self.batch_iterator, self.map_iterator
         size = self.node.batch_size
-        while len(self.inflight) < self.lanes and not self.input_ended and self.deferred is None:
+        # Fill while everything owed is the window's (anything behind it waits for the window to drain).
+        while len(self.inflight) < self.lanes and len(m.owed) == sum(len(x.entries) for x in self.inflight):
             elements: list = []
             try:
                 while len(elements) < size:
@@ -2026,12 +2030,12 @@ class VectorizedMapIterator(NodeIterator):
                     m.position += len(chunk)
                     elements.extend(chunk)
             except StopIteration:
-                self.input_ended = True
+                pass
             except Exception as exc:
-                self.deferred = (elements, exc)
+                self._owe(elements, exc)
                 break
             except BaseException:  # an interrupt: raised now, every input taken owed (none lost)
-                self._give_back(elements)
+                self._owe(elements)
                 raise
             if not elements:
                 break
@@ -2043,72 +2047,57 @@ class VectorizedMapIterator(NodeIterator):
                 except Exception:  # inputs of different shapes: the per-element run batches (or refuses) them
                     batched = None
             if batched is None or not traced.accepts(batched):
-                self.deferred = (elements, None)
+                self._owe(elements)
                 break
             keys = None
             if m.seed is not None:
                 keys = [(m.seed, m.iteration, m.epoch, first + i) for i in range(len(elements))]
-            self.inflight.append(_Lane(traced, elements, first, batched, keys, self.lane_threads))
+            entries = owed_inputs(elements, first)
+            m.owed.extend(entries)
+            self.inflight.append(_Lane(traced, entries, batched, keys, self.lane_threads))
+            if len(elements) < size:
+                break  # the input ended
         if not self.inflight:
-            if self.deferred is None:
+            if not m.owed:
                 raise StopIteration
-            elements, error = self.deferred
-            return self._per_element_after(elements, error)
+            out = next(b)  # what the window could not take, per element
+            self.produced = b.produced
+            return out
         lane = self.inflight[0]
         try:
             out = lane.result()
         except Exception as exc:
-            # An element the op refuses: the per-element run raises its error, naming the element.
+            # An element the op refuses: the per-element run raises its error, naming the element. The
+            # window's inputs are owed already: the per-element stages compute them.
             logger.debug("%r: a batch computed per element (%s)", self.node, exc)
-            self._give_back([])
-            out = self._per_element_after([], None)
+            self._drop_window()
             if not isinstance(exc, NotThisBatch):
                 self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            out = next(b)
+            self.produced = b.produced
             return out
         self.inflight.popleft()
-        m.produced += len(lane.elements)
+        for _ in lane.entries:
+            m.owed.popleft()
+        m.produced += len(lane.entries)
         b.produced += 1
         self.produced = b.produced
         return out
 
-    def _window_owed(self) -> list:
-        """``owed`` entries for the inputs taken and not computed yet: the batches in flight, in order,
-        then the inputs waiting behind them (an error waiting there is not saved: its input is gone)."""
-        owed = [entry for lane in self.inflight for entry in owed_inputs(lane.elements, lane.first)]
-        if self.deferred is not None:
-            elements = self.deferred[0]
-            owed += owed_inputs(elements, self.map_iterator.position - len(elements))
-        return owed
-
-    def _give_back(self, elements: list) -> None:
-        """The window's inputs (its results dropped), then ``elements`` (just taken), go back to the
-        map as owed: the per-element stages compute them from here."""
+    def _owe(self, elements: list, error: BaseException | None = None) -> None:
+        """``elements`` (taken last, not computed) and then ``error`` (raised taking more) owed to the
+        map, behind the window: the per-element stages compute them once the window is out."""
         m = self.map_iterator
-        owed = self._window_owed()
-        self._drop_window()
-        m.owed.extend(owed + owed_inputs(elements, m.position - len(elements)))
-        self.windowed = None
-
-    def _per_element_after(self, elements: list, error: BaseException | None) -> Any:
-        """``elements`` (the last inputs taken) and then ``error`` (raised taking more) owed to the map,
-        and the next batch from the per-element stages; the window starts again after a batch."""
-        m = self.map_iterator
-        self.deferred = None
-        self.windowed = None  # the sync path computes the next clean batch, then the window goes on
         m.owed.extend(owed_inputs(elements, m.position - len(elements)))
         if error is not None:
             if not m.owed:
                 raise error
             m.owed.append((m.position, ERROR, (error, NO_INPUT)))  # after the inputs taken before it
-        out = next(self.batch_iterator)
-        self.produced = self.batch_iterator.produced
-        return out
 
     def _drop_window(self) -> None:
         for lane in self.inflight:
             lane.thread.join()  # its batch's threads finish before the window's inputs are reused
         self.inflight.clear()
-        self.deferred = None
 
     def _differs(self, traced: Traced, op: str, message: str) -> None:
         """The vectorised call differs from the per-element one: per element from now on, one warning."""
@@ -2135,39 +2124,17 @@ class VectorizedMapIterator(NodeIterator):
         return self.delegate if self.delegate is not None else self.batch_iterator
 
     def seek_forward(self, n: int) -> int | None:
-        if self.inflight or self.deferred is not None:  # owed first (the map skips them as owed)
-            self.map_iterator.owed.extend(self._window_owed())
-            self._drop_window()
-        self.windowed = None
         current = self._current()
-        skipped = current.seek_forward(n)
+        skipped = current.seek_forward(n)  # the window's inputs are owed: skipped first
         self.produced = current.produced
         return skipped
 
     def reset(self) -> None:
         self._drop_window()
-        self.input_ended = False
         self._current().reset()
 
     def state_owner(self) -> NodeIterator:
         return self._current()
-
-    def get_state(self) -> dict:
-        # Batches in flight are inputs taken and not yet computed: owed in the saved state, as after an
-        # error; the window goes on computing them meanwhile.
-        owed = self._window_owed()
-        m = self.map_iterator
-        m.owed.extend(owed)
-        try:
-            return super().get_state()
-        finally:
-            for _ in owed:
-                m.owed.pop()
-
-    def set_state(self, state: dict) -> None:
-        self._drop_window()
-        self.input_ended = False
-        super().set_state(state)
 
     def close(self) -> None:
         self._drop_window()  # no batch thread outlives the iterator's close
