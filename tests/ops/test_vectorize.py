@@ -1358,7 +1358,11 @@ def test_restoring_an_iterator_with_batches_in_flight_drops_them():
     data = image_records([(16, 14)] * 30)
 
     def make():  # a fresh pipeline each: a seeded map's iterations draw anew
-        return tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5, num_parallel_calls=2).batch(3)
+        return (
+            tf.data.Dataset.from_tensor_slices(data)
+            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .batch(3)
+        )
 
     expected = list(off(make()))
     it, first = windowed(make())
