@@ -1195,10 +1195,11 @@ def test_two_maps_fused_into_one_stage_still_vectorise():
     check(ds)
 
 
-# --- several batches at once (num_parallel_calls >= 2) ---------------------------------------------------
+# --- several batches at once (num_parallel_calls >= 4) ---------------------------------------------------
 def test_lanes_rule():
-    assert vectorize.lanes(1) == (1, 1)  # serial: one batch at a time, as before
-    assert vectorize.lanes(2) == (2, 1)  # two batches at once, each decoding in its own thread
+    assert vectorize.lanes(1) == (1, 1)  # serial: one batch at a time
+    assert vectorize.lanes(2) == (1, 2)  # one batch, decoding in two threads (faster on 2 cores)
+    assert vectorize.lanes(4) == (2, 2)  # two batches at once, each decoding in two threads
     assert vectorize.lanes(16) == (vectorize.MAX_LANES, 16 // vectorize.MAX_LANES)
 
 
@@ -1215,7 +1216,7 @@ def test_batches_in_flight_give_the_per_element_values_and_draws(sizes):
     def make():
         return (
             tf.data.Dataset.from_tensor_slices(data)
-            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .map(decode_augment, seed=5, num_parallel_calls=4)
             .batch(4)
         )
 
@@ -1234,7 +1235,7 @@ def test_batches_in_flight_checkpoint_exactly():
     def make():
         return (
             tf.data.Dataset.from_tensor_slices(data)
-            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .map(decode_augment, seed=5, num_parallel_calls=4)
             .batch(3)
             .repeat(2)
         )
@@ -1244,7 +1245,7 @@ def test_batches_in_flight_checkpoint_exactly():
     def once():
         return (
             tf.data.Dataset.from_tensor_slices(data)
-            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .map(decode_augment, seed=5, num_parallel_calls=4)
             .batch(3)
         )
 
@@ -1296,7 +1297,7 @@ def test_an_input_error_behind_the_window_comes_at_its_place(drop):
         return (
             tf.data.Dataset.range(34)
             .map(FailsAt({13, 30}))
-            .map(lambda x: tf.cast(x, tf.float32) * 2.0, num_parallel_calls=2)
+            .map(lambda x: tf.cast(x, tf.float32) * 2.0, num_parallel_calls=4)
             .batch(4, drop_remainder=drop)
         )
 
@@ -1309,7 +1310,7 @@ def test_an_interrupt_while_filling_the_window_loses_nothing():
         return (
             tf.data.Dataset.range(40)
             .map(fn)
-            .map(lambda x: tf.cast(x, tf.float32) + 1.0, num_parallel_calls=2)
+            .map(lambda x: tf.cast(x, tf.float32) + 1.0, num_parallel_calls=4)
             .batch(4)
         )
 
@@ -1329,7 +1330,7 @@ def test_a_batch_the_traced_call_refuses_in_flight_runs_per_element():
     def make():
         return (
             tf.data.Dataset.from_tensor_slices(data)
-            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .map(decode_augment, seed=5, num_parallel_calls=4)
             .batch(4)
         )
 
@@ -1346,7 +1347,7 @@ def test_close_leaves_no_batch_thread():
     import threading
 
     data = image_records([(16, 14)] * 40)
-    ds = tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5, num_parallel_calls=2).batch(4)
+    ds = tf.data.Dataset.from_tensor_slices(data).map(decode_augment, seed=5, num_parallel_calls=4).batch(4)
     it, _ = windowed(ds)
     next(it)
     assert it._root.inflight
@@ -1360,7 +1361,7 @@ def test_restoring_an_iterator_with_batches_in_flight_drops_them():
     def make():  # a fresh pipeline each: a seeded map's iterations draw anew
         return (
             tf.data.Dataset.from_tensor_slices(data)
-            .map(decode_augment, seed=5, num_parallel_calls=2)
+            .map(decode_augment, seed=5, num_parallel_calls=4)
             .batch(3)
         )
 

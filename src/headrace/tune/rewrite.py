@@ -121,7 +121,7 @@ def executor_lines(root: Node, session: Session) -> list[str]:
             continue
         if id(node) in vectorised:
             out.append(
-                f"- {node!r}: vectorised (one traced call per batch; with num_parallel_calls >= 2, "
+                f"- {node!r}: vectorised (one traced call per batch; with num_parallel_calls >= 4, "
                 "several batches at once, each in a thread: see vectorised maps)"
             )
             continue
