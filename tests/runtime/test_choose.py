@@ -433,7 +433,9 @@ def _injected(monkeypatch, shares):
     """The probe's pairs measure ``shares`` in turn (the GIL share is injected: no real timing)."""
     given = iter(shares)
     monkeypatch.setattr(choose, "gil_fraction", lambda solo, pair: next(given))
-    monkeypatch.setattr(choose, "_solo", lambda call: (choose._run(call), Timing(2_000_000, 2_000_000, 0), 0))
+    monkeypatch.setattr(
+        choose, "_solo", lambda call, native=True: (choose._run(call), Timing(2_000_000, 2_000_000, 0), 0)
+    )
 
 
 def test_pairs_that_agree_stop_at_the_first_round(monkeypatch):
@@ -482,3 +484,14 @@ def test_a_pipeline_whose_pairs_disagree_says_so_in_the_report(monkeypatch):
     assert got == [pure_python(i) for i in range(40)]
     assert "uncertain: 0-94% over 9 pairs" in stats.report(), stats.report()
     assert stats.stage("map(py)").extra["gil_range"] == (0.0, 0.94)
+
+
+def test_the_background_window_is_waited_once_when_the_first_call_shows_no_native_threads(monkeypatch):
+    # Each window sleeps BACKGROUND_SECONDS; the least over the solo calls decides, so once one call
+    # shows no native threads the next window cannot change the verdict.
+    windows = []
+    real = choose._background_rate
+    monkeypatch.setattr(choose, "_background_rate", lambda: windows.append(1) or real())
+    choice, outcomes = choose.probe(pure_python, [lambda: pure_python(0)] * choose.PROBE_ELEMENTS, 2, 2, [0])
+    assert len(windows) == 1 and outcomes[0][0]
+    assert "native threads" not in choice.reason

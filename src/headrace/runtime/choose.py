@@ -201,18 +201,25 @@ def _background_rate() -> float | None:
     """CPU per wall ns that native threads Python does not know use while no call runs (a client
     library's, such as Ray's or gRPC's), over a short window; None where /proc does not say."""
     before, idle_from = _native_cpu_ns(), perf_ns()
+    if before is None:
+        return None  # nothing to measure: no window to wait for
     time.sleep(BACKGROUND_SECONDS)
     mid, idle_to = _native_cpu_ns(), perf_ns()
     return None if before is None or mid is None else (mid - before) / max(idle_to - idle_from, 1)
 
 
 def _solo(
-    call: Callable[[], Any], background: float | None = None
+    call: Callable[[], Any], background: float | None = None, native: bool = True
 ) -> tuple[tuple[bool, Any], Timing, int | None]:
     """The outcome, the thread's timing, and the CPU time that threads Python does not know (BLAS
     pools, threaded decoders) used meanwhile: the call's own helpers. Other pipeline stages' workers
     are Python threads, so they do not count; native threads that were already busy before the call
-    (``background``: :func:`_background_rate`, measured here when not given) are subtracted."""
+    (``background``: :func:`_background_rate`, measured here when not given) are subtracted.
+    ``native=False``: only the call and its timing (no window before it, no helpers measured)."""
+    if not native:
+        start = _clocks()
+        outcome = _run(call)
+        return outcome, _since(start), None
     if background is None:
         background = _background_rate()
     mid = _native_cpu_ns()
@@ -391,8 +398,10 @@ def _probe(
     helpers = float("inf")
     for call in calls[:SOLO_CALLS]:
         # The window before each call: native threads still busy from earlier work (a BLAS pool
-        # spinning down) fade within milliseconds, so one window for both calls misjudged them.
-        outcome, timing, native_cpu = _solo(call)
+        # spinning down) fade within milliseconds, so one window for both calls misjudged them. The
+        # least over the calls counts: once a call showed none, later windows (3 ms each, a few % of a
+        # short run) cannot change the verdict and are skipped.
+        outcome, timing, native_cpu = _solo(call, native=helpers > OWN_THREADS)
         outcomes.append(outcome)
         solo.append(timing)
         timings.append(timing)
