@@ -106,10 +106,9 @@ class on_failure:  # noqa: N801 (used as a statement: ``with on_failure(undo):``
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool:
+    ) -> None:
         if kind is not None:
-            self.undo(*self.args)
-        return False
+            self.undo(*self.args)  # the error goes on (None: not swallowed)
 
 
 def shown(value: object) -> str:

@@ -49,7 +49,7 @@ def transpose(image: Any) -> np.ndarray:
     return np.swapaxes(array, -3, -2)
 
 
-def flip_rows(batch: np.ndarray, flips: np.ndarray, up_down: bool = False) -> np.ndarray:
+def flip_rows(batch: np.ndarray, flips: Any, up_down: bool = False) -> np.ndarray:
     """A new ``(N, H, W, C)`` array: ``batch[n]`` mirrored where ``flips[n]`` (along the height axis
     when ``up_down``, else the width), copied as is elsewhere. One compiled pass for uint8 and float32
     (numpy copies a reversed view a few bytes at a time: 16-35 us for a 64 px RGB image, against 4).

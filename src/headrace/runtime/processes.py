@@ -281,6 +281,7 @@ class ProcessExecutor:
                     return message
                 error = failed
             chunk = good
+        assert error is not None  # _pack gives a message or the error that stopped it
         for item in chunk:  # e.g. /dev/shm is full: each element gets its own error
             self.local.append((item[0], False, self._unsendable(error)))
         return None
