@@ -151,6 +151,11 @@ class ProcessExecutor:
         # One reader of the pipes at a time: close() drains them from the consumer's thread while a
         # prefetch thread may be inside wait(); two readers could both block on one message.
         self._reading = threading.Lock()
+        # Held while a chunk is encoded and sent, and by shutdown while it marks the executor closed:
+        # a prefetch thread sending while an abandoned iterator is garbage-collected (shutdown from
+        # another thread) could otherwise send to a worker already drained and given back to the pool,
+        # whose next job then read the stale answer ("sent an unexpected Done").
+        self._sending = threading.Lock()
         self._selector: selectors.BaseSelector | None = None
 
     # --- life cycle --------------------------------------------------------------------------
@@ -185,7 +190,12 @@ class ProcessExecutor:
     def shutdown(self) -> None:
         if self.closed or self.owner != os.getpid():
             return  # a forked child must never touch its parent's workers
+        # No chunk is being sent from here on (a send in progress in another thread finishes first);
+        # if one cannot finish in time, no worker goes back to the pool (their streams are unknown).
+        quiet = self._sending.acquire(timeout=DRAIN_SECONDS)
         self.closed = True
+        if quiet:
+            self._sending.release()
         if self._selector is not None:
             self._selector.close()
         self.pending.clear()
@@ -198,7 +208,7 @@ class ProcessExecutor:
         # the files are removed once they are reaped.
         deadline = time.monotonic() + DRAIN_SECONDS  # one deadline for the whole close, not per worker
         keep = [
-            not self.failed and not worker.mid_frame and self._drain(index, deadline)
+            quiet and not self.failed and not worker.mid_frame and self._drain(index, deadline)
             for index, worker in enumerate(self.processes)
         ]
         prefix = self.prefix
@@ -247,16 +257,21 @@ class ProcessExecutor:
             while self.pending:
                 chunk, self.pending = self.pending[: self.chunk_size], self.pending[self.chunk_size :]
                 index = min(range(len(self.processes)), key=lambda i: len(self.outstanding[i]))
-                message = self._encode(chunk)
-                if message is None:
-                    continue
-                try:
-                    self.processes[index].send(message)
-                except OSError:
+                with self._sending:
+                    if self.closed:
+                        raise WorkerError(
+                            f"{self.stage}: the process executor was closed (its iterator was closed)"
+                        )
+                    message = self._encode(chunk)
+                    if message is None:
+                        continue
+                    # Owed before it is sent: a drain that starts meanwhile waits for its answer.
                     self.outstanding[index].update(task for task, _, _ in chunk)
-                    self._check_dead(index)
-                    raise
-                self.outstanding[index].update(task for task, _, _ in chunk)
+                    try:
+                        self.processes[index].send(message)
+                    except OSError:
+                        self._check_dead(index)
+                        raise
                 self.chunks[index] += 1
                 self.messages += 1
         finally:
