@@ -9,6 +9,7 @@ from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Node
 from ..core.state import Child, Int, encode_element
 from ..core.structure import map_structure
 from .support.batching import Batch, LayoutCheck, check_batched, slice_rows, split
+from .support.expanding import ExpandingIterator
 
 
 class UnbatchNode(Node):
@@ -52,7 +53,7 @@ class _Rest(Batch):
         stage.batch, stage.rows, stage.offset = value, [] if value is None else split(value), 0
 
 
-class UnbatchIterator(NodeIterator[UnbatchNode]):
+class UnbatchIterator(ExpandingIterator[UnbatchNode]):
     state_fields = (Child("parent"), Int("position"), _Rest("rest"))
 
     def __init__(self, node: UnbatchNode, parent: NodeIterator):
@@ -64,30 +65,26 @@ class UnbatchIterator(NodeIterator[UnbatchNode]):
         self.offset = 0
         self.layout = LayoutCheck(self.name)
 
-    def _next_batch(self) -> None:
-        while self.offset >= len(self.rows):
-            batch = next(self.parent)
-            self.position += 1
-            check_batched(batch, self.name, self.position - 1)
-            self.layout(batch, self.position - 1)
-            self.batch, self.rows, self.offset = batch, split(batch), 0
+    def open_next(self) -> None:
+        batch = next(self.parent)
+        self.position += 1
+        check_batched(batch, self.name, self.position - 1)
+        self.layout(batch, self.position - 1)
+        self.batch, self.rows, self.offset = batch, split(batch), 0
 
-    def next_chunk(self, n: int) -> list:
-        if self.offset >= len(self.rows):
-            self._next_batch()
-        stop = min(self.offset + n, len(self.rows))
-        out = self.rows[self.offset : stop]
-        self.offset = stop
-        self.produced += len(out)
+    def take(self, n: int) -> list:
+        offset = self.offset
+        out = self.rows[offset : offset + n]
+        self.offset = offset + len(out)
         return out
 
-    def __next__(self) -> Any:
-        if self.offset >= len(self.rows):
-            self._next_batch()
-        row = self.rows[self.offset]
-        self.offset += 1
-        self.produced += 1
-        return row
+    def __next__(self) -> Any:  # the fast path of the common case, without a list per row
+        offset = self.offset
+        if offset < len(self.rows):
+            self.offset = offset + 1
+            self.produced += 1
+            return self.rows[offset]
+        return self.next_chunk(1)[0]
 
     def reset(self) -> None:
         self.parent.reset()
