@@ -10,6 +10,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.naming import describe
 from ..core.node import Context, Fields, Node, NodeIterator, open_user_dataset
 from ..core.state import Child, Field, Int, StateFields, encode_element
+from .support.expanding import ExpandingIterator
 
 
 class FlatMapNode(Node):
@@ -65,7 +66,7 @@ class _Current(Field):
             stage.input = element
 
 
-class FlatMapIterator(NodeIterator[FlatMapNode]):
+class FlatMapIterator(ExpandingIterator[FlatMapNode]):
     state_fields = (Child("parent"), Int("position"), _Current("current"))
 
     def __init__(self, node: FlatMapNode, parent: NodeIterator, ctx: Context):
@@ -79,37 +80,35 @@ class FlatMapIterator(NodeIterator[FlatMapNode]):
     def _open(self, element: Any, position: int) -> NodeIterator:
         return open_user_dataset(self, self.node.map_func, element, position, self.ctx)
 
-    def _current(self) -> NodeIterator:
-        if self.sub is None:
-            element = next(self.parent)
-            self.position += 1
-            self.sub = self._open(element, self.position - 1)
-            self.input = element
-        return self.sub
+    def open_next(self) -> None:
+        element = next(self.parent)
+        self.position += 1
+        self.sub = self._open(element, self.position - 1)
+        self.input = element
 
-    def __next__(self) -> Any:
+    def take(self, n: int) -> list:
+        sub = self.sub
+        if sub is None:
+            return []
+        try:
+            return sub.next_chunk(n)
+        except StopIteration:
+            self._drop_sub()
+            return []
+
+    def __next__(self) -> Any:  # the fast path: the sub-datasets' own __next__, one element at a time
         while True:
+            sub = self.sub
+            if sub is None:
+                self.open_next()
+                continue
             try:
-                element = next(self._current())
+                element = next(sub)
             except StopIteration:
-                if self.sub is None:
-                    raise  # the input itself has ended
                 self._drop_sub()
                 continue
             self.produced += 1
             return element
-
-    def next_chunk(self, n: int) -> list:
-        while True:
-            try:
-                chunk = self._current().next_chunk(n)
-            except StopIteration:
-                if self.sub is None:
-                    raise
-                self._drop_sub()
-                continue
-            self.produced += len(chunk)
-            return chunk
 
     def _drop_sub(self) -> None:
         if self.sub is not None:
