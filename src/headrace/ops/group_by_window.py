@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from ..core.node import (
 )
 from ..core.state import ERROR, Bool, Child, Field, Int, Owed, StateFields, encode_element
 from .support.elementwise import owed_inputs
+from .support.expanding import ExpandingIterator
 
 _MAX_PULL = 1024
 
@@ -174,7 +175,7 @@ class _Current(Field):
             stage.current = (key, elements, sub)
 
 
-class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
+class GroupByWindowIterator(ExpandingIterator[GroupByWindowNode]):
     state_fields = (
         Child("parent"),
         Int("position"),
@@ -258,41 +259,35 @@ class GroupByWindowIterator(NodeIterator[GroupByWindowNode]):
                     self._flush(key)
                     return True
 
-    def _current(self) -> NodeIterator | None:
-        """The iterator of the window being yielded, reducing the next full (or, at the end of the
-        input, the lowest-keyed unfinished) window when there is none; None when all are done."""
-        if self.current is None:
-            if not self._fill_window():
-                if not self.groups:
-                    return None
-                self._flush(min(self.groups))
-        return cast("tuple[int, list, NodeIterator]", self.current)[2]  # set by _fill_window or _flush
-
-    def __next__(self) -> Any:
-        while True:
-            sub = self._current()
-            if sub is None:
+    def open_next(self) -> None:
+        """Reduce the next full window (or, at the end of the input, the lowest-keyed unfinished
+        one); StopIteration when all are done."""
+        if not self._fill_window():
+            if not self.groups:
                 raise StopIteration
+            self._flush(min(self.groups))
+
+    def take(self, n: int) -> list:
+        current = self.current
+        if current is None:
+            return []
+        try:
+            return current[2].next_chunk(n)
+        except StopIteration:
+            self._close_current()
+            return []
+
+    def __next__(self) -> Any:  # the fast path while a window is open: its own __next__
+        current = self.current
+        if current is not None:
             try:
-                element = next(sub)
+                element = next(current[2])
             except StopIteration:
                 self._close_current()
-                continue
-            self.produced += 1
-            return element
-
-    def next_chunk(self, n: int) -> list:
-        while True:
-            sub = self._current()
-            if sub is None:
-                raise StopIteration
-            try:
-                chunk = sub.next_chunk(n)
-            except StopIteration:
-                self._close_current()
-                continue
-            self.produced += len(chunk)
-            return chunk
+            else:
+                self.produced += 1
+                return element
+        return self.next_chunk(1)[0]
 
     def _close_current(self) -> None:
         if self.current is not None:
