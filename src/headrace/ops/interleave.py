@@ -4,7 +4,6 @@ The serial cycle; the node (arguments, choice of iterator) is in :mod:`.interlea
 
 from __future__ import annotations
 
-from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..core.cpus import interleave_cycle_length
@@ -14,7 +13,8 @@ from ..core.node import (
     NodeIterator,
     open_user_dataset,
 )
-from ..core.state import Child, Elements, StateFields, encode_element
+from ..core.state import OUTPUT, Child, Elements, StateFields, encode_element
+from .support.elementwise import ElementwiseIterator
 
 if TYPE_CHECKING:
     from .interleave_node import InterleaveNode
@@ -231,30 +231,32 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             self.open_count += 1
 
 
-class OwedFirst(NodeIterator):
-    """A restored slot whose reader had read elements ahead: those elements first, then its
-    sub-iterator. Its state is declared (``state_fields``) in a reader's slot format
-    (:func:`slot_state` with elements owed), which it keeps, with an empty list, once they are all
-    handed out; :func:`split_slot_state` reads either form."""
+class _OwedValues(Elements):
+    """The owed outputs, saved as the list of elements a reader's slot state carries."""
 
-    state_fields = (Elements(OWED, "values"), Child("state", "inner"))
+    def save(self, stage: Any) -> list:
+        return [encode_element(value) for _, _, value in stage.owed]
+
+    def restore(self, stage: Any, value: Any) -> None:
+        stage.owed.clear()
+        stage.owed.extend((0, OUTPUT, element) for element in value)
+
+
+class OwedFirst(ElementwiseIterator):
+    """A restored slot whose reader had read elements ahead: those elements first, then its
+    sub-iterator. They are the stage's ``owed`` outputs, served first by the element-wise chunk
+    loop. Its state is declared (``state_fields``) in a reader's slot format (:func:`slot_state`
+    with elements owed), which it keeps, with an empty list, once they are all handed out;
+    :func:`split_slot_state` reads either form."""
+
+    state_fields = (_OwedValues(OWED), Child("state", "parent"))
 
     def __init__(self, inner: NodeIterator, values: list):
         super().__init__(inner.node, inner)
-        self.inner, self.values = inner, deque(values)
+        self.inner = inner
+        self.owed.extend((0, OUTPUT, value) for value in values)
 
-    def __next__(self) -> Any:
-        value = self.values.popleft() if self.values else next(self.inner)
-        self.produced += 1
-        return value
-
-    def next_chunk(self, n: int) -> list:
-        if self.values:
-            chunk = [self.values.popleft() for _ in range(min(n, len(self.values)))]
-        else:
-            chunk = self.inner.next_chunk(n)
-        self.produced += len(chunk)
-        return chunk
-
-    def restored(self) -> None:
-        self.values = deque(self.values)
+    @property
+    def values(self) -> list:
+        """The elements still owed before the sub-iterator's."""
+        return [value for _, _, value in self.owed]
