@@ -1953,18 +1953,11 @@ class VectorizedMapIterator(NodeIterator):
         if self.windowed is not None:
             return self._next_windowed(self.windowed)
         size = self.node.batch_size
-        elements: list = []
-        try:
-            while len(elements) < size:
-                chunk = m.parent.next_chunk(size - len(elements))
-                m.position += len(chunk)
-                elements.extend(chunk)
-        except StopIteration:
-            pass
-        except BaseException as exc:
+        elements, error = self._take_inputs()
+        if error is not None:
             if elements:
-                self._per_element(elements, exc)
-            raise
+                self._per_element(elements, error)
+            raise error
         if not elements:
             raise StopIteration
         traced = self.node.decide(elements[0])
@@ -2025,20 +2018,13 @@ class VectorizedMapIterator(NodeIterator):
         size = self.node.batch_size
         # Fill while everything owed is the window's (anything behind it waits for the window to drain).
         while len(self.inflight) < self.lanes and len(m.owed) == sum(len(x.entries) for x in self.inflight):
-            elements: list = []
-            try:
-                while len(elements) < size:
-                    chunk = m.parent.next_chunk(size - len(elements))
-                    m.position += len(chunk)
-                    elements.extend(chunk)
-            except StopIteration:
-                pass
-            except Exception as exc:
-                self._owe(elements, exc)
+            elements, error = self._take_inputs()
+            if isinstance(error, Exception):
+                self._owe(elements, error)
                 break
-            except BaseException:  # an interrupt: raised now, every input taken owed (none lost)
+            if error is not None:  # an interrupt: raised now, every input taken owed (none lost)
                 self._owe(elements)
-                raise
+                raise error
             if not elements:
                 break
             first = m.position - len(elements)
@@ -2085,6 +2071,23 @@ class VectorizedMapIterator(NodeIterator):
         b.produced += 1
         self.produced = b.produced
         return out
+
+    def _take_inputs(self) -> tuple[list, BaseException | None]:
+        """Up to a batch of the map's next inputs (fewer at the end of its input), positions counted as
+        they are taken, and the error that stopped the reading early (None if none did)."""
+        m = self.map_iterator
+        size = self.node.batch_size
+        elements: list = []
+        try:
+            while len(elements) < size:
+                chunk = m.parent.next_chunk(size - len(elements))
+                m.position += len(chunk)
+                elements.extend(chunk)
+        except StopIteration:
+            pass
+        except BaseException as exc:  # noqa: BLE001 (the caller owes the inputs taken, then raises it)
+            return elements, exc
+        return elements, None
 
     def _owe(self, elements: list, error: BaseException | None = None) -> None:
         """``elements`` (taken last, not computed) and then ``error`` (raised taking more) owed to the
