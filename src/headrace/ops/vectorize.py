@@ -40,7 +40,7 @@ from ..core.element_random import ELEMENT_RNG
 from ..core.errors import user_stacklevel
 from ..core.node import Context, Node, NodeIterator, derived
 from ..core.results import CONVERTED, tf_result
-from ..core.state import ERROR, INPUT, NO_INPUT
+from ..core.state import ERROR, NO_INPUT
 from ..core.structure import flatten, pack_as
 from ..core.trace_hook import TRACING, VECTORIZERS
 from ..io.features import FixedLenFeature
@@ -1908,9 +1908,7 @@ class VectorizedMapIterator(NodeIterator):
     def _per_element(self, elements: list, error: BaseException | None = None) -> Any:
         # The inputs go back to the map as pending (as after an error inside a chunk), so the
         # per-element stages compute them: same values, same errors naming the element.
-        m = self.map_iterator
-        first = m.position - len(elements)
-        m.owed.extendleft((first + i, INPUT, e) for i, e in reversed(list(enumerate(elements))))
+        self._owe(elements)
         if error is not None:
             raise error
         out = next(self.batch_iterator)
@@ -1924,9 +1922,7 @@ class VectorizedMapIterator(NodeIterator):
         node = self.node.parents[0]
         workers = resolve_parallelism(node.num_parallel_calls, node.executor)
         if workers is None or m.owed or b.owed:
-            if elements:
-                first = m.position - len(elements)
-                m.owed.extendleft((first + i, INPUT, e) for i, e in reversed(list(enumerate(elements))))
+            self._owe(elements or [])
             self.delegate = b
             return
         parallel = cast(Any, node.parallel_iterator(m.parent, workers, self.ctx, m.iteration))
@@ -2090,8 +2086,9 @@ class VectorizedMapIterator(NodeIterator):
         return elements, None
 
     def _owe(self, elements: list, error: BaseException | None = None) -> None:
-        """``elements`` (taken last, not computed) and then ``error`` (raised taking more) owed to the
-        map, behind the window: the per-element stages compute them once the window is out."""
+        """``elements`` (the inputs taken last, not computed) and then ``error`` (raised taking more) owed
+        to the map, behind anything owed already (a window's batches): the per-element stages compute
+        them, with the values and errors of a run one element at a time."""
         m = self.map_iterator
         m.owed.extend(owed_inputs(elements, m.position - len(elements)))
         if error is not None:
