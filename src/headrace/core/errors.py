@@ -1,5 +1,6 @@
-"""Exceptions raised by headrace, the helper that adds stage context to a user's exception, and the
-one way to undo a step that failed (:class:`on_failure`)."""
+"""Exceptions raised by headrace, the helper that adds stage context to a user's exception, the
+one way to undo a step that failed (:class:`on_failure`), and the one way to catch whatever a call
+raises (:func:`attempt`, :func:`attempt_all`)."""
 
 from __future__ import annotations
 
@@ -109,6 +110,31 @@ class on_failure:  # noqa: N801 (used as a statement: ``with on_failure(undo):``
     ) -> None:
         if kind is not None:
             self.undo(*self.args)  # the error goes on (None: not swallowed)
+
+
+def attempt(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+    """``(True, fn(*args, **kwargs))``, or ``(False, the exception)`` when the call raised any
+    ``Exception``: the one shape of "try it; on any error fall back, report it or hold it" where the
+    call is code whose errors cannot be listed (a user's function, pickling a user's value, an object
+    store, a probe of a foreign object). An interrupt (KeyboardInterrupt, SystemExit) goes on.
+
+    >>> attempt(int, "7"), attempt(int, "x")[0]
+    ((True, 7), False)
+    """
+    try:
+        return True, fn(*args, **kwargs)
+    except Exception as exc:
+        return False, exc
+
+
+def attempt_all(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+    """:func:`attempt` that catches interrupts too, for a call whose error is raised somewhere else:
+    in the thread that waits for this one, in the parent of this worker process, or after the rest of
+    a loop of closes ran. The caller raises (or sends) the exception it gets, whatever it is."""
+    try:
+        return True, fn(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 (handed to the caller, who raises or sends it)
+        return False, exc
 
 
 def shown(value: object) -> str:

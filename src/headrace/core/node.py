@@ -34,7 +34,7 @@ import numpy as np
 
 from .counters import element_sizes, exclusive_ns, timed
 from .counters import perf_ns as perf_ns  # the stage clock, re-exported: runtime/ imports it from here
-from .errors import InvalidArgumentError, UserStopIteration, add_note, on_failure
+from .errors import InvalidArgumentError, UserStopIteration, add_note, attempt, attempt_all, on_failure
 from .naming import without_locations
 from .run import Run, SeedCounter, Session
 from .state import ERROR, NO_INPUT, OUTPUT, Field, StateFields, restore_fields, save_fields
@@ -124,10 +124,12 @@ def known_specs(nodes: Iterable[Node]) -> list | None:
     """The nodes' element specs, or None when finding one fails: it can mean running user code (an
     empty or failing map), so a stage that checks its inputs' specs when built checks them when
     asked instead, and the error comes from there (any error: the user's code raised it)."""
-    try:
-        return [node.element_spec for node in nodes]
-    except Exception:  # noqa: BLE001
-        return None
+    found, specs = attempt(_element_specs, nodes)
+    return specs if found else None
+
+
+def _element_specs(nodes: Iterable[Node]) -> list:
+    return [node.element_spec for node in nodes]
 
 
 def session_of(root: Node) -> Session:
@@ -221,10 +223,7 @@ def _warm(stones: list[Node], compute: Callable[[Node], Any]) -> None:
     one step at a time. A stone's error is dropped here: the real call raises it again where it
     matters (a user function's error, e.g., can be anything)."""
     for stone in stones:
-        try:
-            compute(stone)
-        except Exception:  # noqa: BLE001, S112
-            continue
+        attempt(compute, stone)
 
 
 #: per thread: the values being computed bottom up, by method (see :func:`_bottom_up`)
@@ -778,10 +777,9 @@ class NodeIterator(Generic[NodeT]):
         error: BaseException | None = None
         try:
             while pending:
-                try:
-                    pending.pop().close()
-                except BaseException as exc:  # noqa: BLE001 (close the rest, then raise the first)
-                    error = error or exc
+                closed, raised = attempt_all(pending.pop().close)  # close the rest, then raise the first
+                if not closed and error is None:
+                    error = raised
         finally:
             _scope.closing = None
         if error is not None:

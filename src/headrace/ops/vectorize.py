@@ -37,7 +37,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..core.element_random import ELEMENT_RNG
-from ..core.errors import user_stacklevel
+from ..core.errors import attempt, attempt_all, user_stacklevel
 from ..core.node import Context, Node, NodeIterator, derived
 from ..core.results import CONVERTED, tf_result
 from ..core.state import ERROR, NO_INPUT
@@ -797,10 +797,9 @@ def _in_threads(part: Callable[[int, int], None], ranges: list[tuple[int, int]])
     errors: list[BaseException] = []
 
     def run(lo: int, hi: int) -> None:
-        try:
-            part(lo, hi)
-        except BaseException as exc:  # noqa: BLE001 (raised in the caller's thread, below)
-            errors.append(exc)
+        done, error = attempt_all(part, lo, hi)  # raised in the caller's thread, below
+        if not done:
+            errors.append(error)
 
     threads = [
         threading.Thread(target=run, args=bounds, name="headrace decode", daemon=True)
@@ -1717,12 +1716,13 @@ class ChunkMapIterator(MapIterator):
             piece = inputs[start : start + CHUNK]
             computed = self._vectorised(traced, piece, first + start)
             if computed is None:  # per element: from here on, exactly as the map computes a chunk
-                try:
-                    return out + super().compute(inputs[start:], first + start)
-                except Exception as exc:  # at its first input: the rest is owed, the pieces before go on
-                    if not out:
-                        raise
-                    return self.hold(out, exc, first + start, inputs[start])
+                if not out:
+                    return super().compute(inputs[start:], first + start)
+                done, rest = attempt(super().compute, inputs[start:], first + start)
+                if done:
+                    return out + rest
+                # raised at its first input: the rest is owed, the pieces before go on
+                return self.hold(out, rest, first + start, inputs[start])
             out.extend(computed)
         return out
 
@@ -1731,30 +1731,21 @@ class ChunkMapIterator(MapIterator):
         keys = None
         if self.seed is not None:
             keys = [(self.seed, self.iteration, self.epoch, first + i) for i in range(len(inputs))]
-        try:
-            batched = stack(inputs)
-        except Exception:
+        stacked, batched = attempt(stack, inputs)  # inputs of different shapes: per element
+        if not stacked or not traced.accepts(batched):
             return None
-        if not traced.accepts(batched):
-            return None
-        try:
-            out = traced.run(batched, keys, rows=True, workers=self.workers)
-        except Exception as exc:
-            logger.debug("%r: a chunk computed per element (%s)", self.node, exc)
-            if isinstance(exc, NotThisBatch):
-                return None
-            try:
-                _reference(self.fn, inputs, keys)
-            except Exception:
+        done, out = attempt(traced.run, batched, keys, rows=True, workers=self.workers)
+        if not done:
+            logger.debug("%r: a chunk computed per element (%s)", self.node, out)
+            if isinstance(out, NotThisBatch) or not attempt(_reference, self.fn, inputs, keys)[0]:
                 return None  # the per-element run raises (or holds) its error, naming the element
-            self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+            self._differs(traced, traced.failed_op, f"it raised {type(out).__name__}: {out}")
             return None
         elements = _unstack(out, len(inputs))
         if not traced.checked:  # once per pipeline, as a trace is made once
             traced.checked = True
-            try:
-                reference = _reference(self.fn, inputs, keys)
-            except Exception:
+            done, reference = attempt(_reference, self.fn, inputs, keys)
+            if not done:
                 return None
             for i, (got, expected) in enumerate(zip(elements, reference)):
                 message = difference(_arrays(got), _arrays(expected), f"element {first + i}")
@@ -1866,10 +1857,11 @@ class _Lane:
         self.thread.start()
 
     def _run(self, traced: Traced, batched: Any, keys: list | None, threads: int) -> None:
-        try:
-            self.value = traced.run(batched, keys, workers=threads)
-        except BaseException as exc:  # noqa: BLE001 (raised in the consumer's thread, by result())
-            self.error = exc
+        done, value = attempt_all(traced.run, batched, keys, workers=threads)  # raised by result()
+        if done:
+            self.value = value
+        else:
+            self.error = value
 
     def result(self) -> Any:
         self.thread.join()
@@ -1966,16 +1958,15 @@ class VectorizedMapIterator(NodeIterator):
         keys = None
         if m.seed is not None:
             keys = [(m.seed, m.iteration, m.epoch, first + i) for i in range(len(elements))]
-        try:
-            batched = stack(elements)
-        except Exception:  # inputs of different shapes: the per-element run batches (or refuses) them
+        # Inputs of different shapes, or of other shapes than the traced ones: the per-element run
+        # batches (or refuses) them.
+        stacked, batched = attempt(stack, elements)
+        if not stacked or not traced.accepts(batched):
             return self._per_element(elements)
-        if not traced.accepts(batched):  # inputs of other shapes than the traced ones
-            return self._per_element(elements)
-        try:
-            out = traced.run(batched, keys, workers=self.workers)
-        except Exception as exc:
+        done, out = attempt(traced.run, batched, keys, workers=self.workers)
+        if not done:
             # An element the op refuses: the per-element run raises its error, naming the element.
+            exc = out
             logger.debug("%r: a batch computed per element (%s)", self.node, exc)
             out = self._per_element(elements)
             if not isinstance(exc, NotThisBatch):
@@ -1984,9 +1975,8 @@ class VectorizedMapIterator(NodeIterator):
             return out
         if not traced.checked:  # once per pipeline, as a trace is made once
             traced.checked = True
-            try:
-                reference = self._reference(elements, keys, b.produced * size)
-            except Exception:
+            done, reference = attempt(self._reference, elements, keys, b.produced * size)
+            if not done:
                 return self._per_element(elements)
             if difference(out, reference) is not None:
                 op, message = _first_differing_output(traced, out, reference)
@@ -2024,13 +2014,12 @@ class VectorizedMapIterator(NodeIterator):
             if not elements:
                 break
             first = m.position - len(elements)
-            batched = None
+            # A last batch that drop_remainder drops, inputs of different shapes (the per-element run
+            # batches or refuses them), or of other shapes than the traced ones: per element.
+            stacked, batched = False, None
             if not (self.node.drop_remainder and len(elements) < size):
-                try:
-                    batched = stack(elements)
-                except Exception:  # inputs of different shapes: the per-element run batches (or refuses) them
-                    batched = None
-            if batched is None or not traced.accepts(batched):
+                stacked, batched = attempt(stack, elements)
+            if not stacked or not traced.accepts(batched):
                 self._owe(elements)
                 break
             keys = None
@@ -2048,11 +2037,11 @@ class VectorizedMapIterator(NodeIterator):
             self.produced = b.produced
             return out
         lane = self.inflight[0]
-        try:
-            out = lane.result()
-        except Exception as exc:
+        done, out = attempt(lane.result)
+        if not done:
             # An element the op refuses: the per-element run raises its error, naming the element. The
             # window's inputs are owed already: the per-element stages compute them.
+            exc = out
             logger.debug("%r: a batch computed per element (%s)", self.node, exc)
             self._drop_window()
             if not isinstance(exc, NotThisBatch):
@@ -2071,19 +2060,17 @@ class VectorizedMapIterator(NodeIterator):
     def _take_inputs(self) -> tuple[list, BaseException | None]:
         """Up to a batch of the map's next inputs (fewer at the end of its input), positions counted as
         they are taken, and the error that stopped the reading early (None if none did)."""
+        elements: list = []
+        done, error = attempt_all(self._take_into, elements)  # the caller owes the inputs, then raises it
+        return elements, None if done or isinstance(error, StopIteration) else error
+
+    def _take_into(self, elements: list) -> None:
         m = self.map_iterator
         size = self.node.batch_size
-        elements: list = []
-        try:
-            while len(elements) < size:
-                chunk = m.parent.next_chunk(size - len(elements))
-                m.position += len(chunk)
-                elements.extend(chunk)
-        except StopIteration:
-            pass
-        except BaseException as exc:  # noqa: BLE001 (the caller owes the inputs taken, then raises it)
-            return elements, exc
-        return elements, None
+        while len(elements) < size:
+            chunk = m.parent.next_chunk(size - len(elements))
+            m.position += len(chunk)
+            elements.extend(chunk)
 
     def _owe(self, elements: list, error: BaseException | None = None) -> None:
         """``elements`` (the inputs taken last, not computed) and then ``error`` (raised taking more) owed

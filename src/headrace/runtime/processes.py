@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import counters
-from ..core.errors import WorkerError, add_note
+from ..core.errors import WorkerError, add_note, attempt
 from ..core.node import perf_ns
 from . import shutdown as registry
 from .launcher import EXIT_STATUS_SECONDS
@@ -80,10 +80,11 @@ def unpack_error(payload: PackedError, pid: int) -> BaseException:
     exc: BaseException | None = None
     reason = "it could not be pickled"
     if data is not None:
-        try:
-            exc = pickle.loads(data)
-        except Exception as load_error:  # noqa: BLE001
-            reason = f"it could not be re-created here ({type(load_error).__name__}: {load_error})"
+        loaded, value = attempt(pickle.loads, data)  # unpickling runs the exception class's code
+        if loaded:
+            exc = value
+        else:
+            reason = f"it could not be re-created here ({type(value).__name__}: {value})"
     if exc is None:
         exc = WorkerError(f"map_func raised {type_name}: {message} in worker process {pid}, and {reason}")
     add_note(exc, f"traceback in worker process {pid} (most recent call last):\n{text.rstrip()}")
@@ -94,11 +95,11 @@ def decode_result(ok: bool, payload: bytes, pid: int, stage: str) -> tuple[bool,
     """One element's result from a worker; a value that cannot be re-created here is an error for
     that element, never a failure of the stage."""
     if not ok:
-        try:
-            return False, unpack_error(pickle.loads(payload), pid)
-        except Exception as exc:  # noqa: BLE001
-            return False, WorkerError(f"{stage}: the error of worker process {pid} could not be read ({exc})")
-    try:
+        read, error = attempt(_unpacked_error, payload, pid)
+        if not read:
+            error = WorkerError(f"{stage}: the error of worker process {pid} could not be read ({error})")
+        return False, error
+    try:  # not through attempt(): one call less per element
         return True, load(payload)
     except Exception as exc:  # noqa: BLE001 (e.g. an exception class whose __init__ needs 2 arguments)
         error = WorkerError(
@@ -107,6 +108,10 @@ def decode_result(ok: bool, payload: bytes, pid: int, stage: str) -> tuple[bool,
             "(numpy arrays, Python containers), or pass executor='thread'"
         )
         return False, error
+
+
+def _unpacked_error(payload: bytes, pid: int) -> BaseException:
+    return unpack_error(pickle.loads(payload), pid)
 
 
 def describe_unavailable(stage: str, why: str) -> str:
@@ -285,11 +290,11 @@ class ProcessExecutor:
         if len(chunk) > 1:  # which elements cannot be sent?
             good = []
             for item in chunk:
-                try:
-                    dump(item, None)
+                sendable, error_or_bytes = attempt(dump, item, None)
+                if sendable:
                     good.append(item)
-                except Exception as exc:  # noqa: BLE001
-                    self.local.append((item[0], False, self._unsendable(exc)))
+                else:
+                    self.local.append((item[0], False, self._unsendable(error_or_bytes)))
             if good and len(good) < len(chunk):
                 message, failed = self._pack(good)
                 if message is not None:
@@ -304,10 +309,8 @@ class ProcessExecutor:
     def _pack(self, chunk: list) -> tuple[bytes | None, Exception | None]:
         """``(message, None)``, or ``(None, the error)`` when the chunk cannot be sent (pickling user
         values can raise anything)."""
-        try:
-            return pack(Tasks(chunk), self.writer), None
-        except Exception as exc:  # noqa: BLE001
-            return None, exc
+        packed, value = attempt(pack, Tasks(chunk), self.writer)
+        return (value, None) if packed else (None, value)
 
     def _unsendable(self, exc: Exception) -> Exception:
         if isinstance(exc, WorkerError):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ..core.errors import WorkerError
+from ..core.errors import WorkerError, attempt, attempt_all
 from ..core.node import perf_ns
 from ..core.run import Run, Seeds
 from .calls import apply
@@ -61,13 +61,14 @@ def pack_error(exc: BaseException) -> tuple[bytes | None, str, str, str]:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     except SystemError:  # CPython < 3.11.8's AST race: the error must still reach the parent
         text = _plain_traceback(exc)
-    try:
-        from .pickling import dumps  # noqa: PLC0415 (exceptions defined in __main__ travel by value)
+    pickled, data = attempt(_dumps, exc)  # an unpicklable exception still reaches the parent as text
+    return data if pickled else None, f"{type(exc).__module__}.{type(exc).__qualname__}", str(exc), text
 
-        data: bytes | None = dumps(exc)
-    except Exception:  # noqa: BLE001 (unpicklable exceptions still reach the parent as text)
-        data = None
-    return data, f"{type(exc).__module__}.{type(exc).__qualname__}", str(exc), text
+
+def _dumps(value: object) -> bytes:
+    from .pickling import dumps  # noqa: PLC0415 (exceptions defined in __main__ travel by value)
+
+    return dumps(value)
 
 
 def _plain_traceback(exc: BaseException) -> str:
@@ -86,19 +87,23 @@ class UnsendableResult(WorkerError):
     """A result that cannot be pickled to travel to the parent process."""
 
 
-def encode_result(value: Any, writer: SegmentWriter) -> tuple[bool, bytes]:
-    """``(True, message)``, or ``(False, packed error)`` when ``value`` cannot be sent."""
-    try:
-        return True, dump(value, writer)
-    except WorkerError as exc:  # e.g. /dev/shm is full: its message says what to do
-        return False, pickle.dumps(pack_error(exc))
-    except Exception as exc:  # noqa: BLE001 (only this element is lost)
-        error = UnsendableResult(
+#: ``value`` of a task whose function raised (its result was never computed)
+_UNSET: Any = object()
+
+
+def packed_error(exc: BaseException, value: Any = _UNSET) -> bytes:
+    """A task's error as sent to the parent: what its function (or the pipeline) raised, or, when its
+    ``value`` was computed and encoding it raised, why the result cannot be sent (only this element
+    is lost). Each element is encoded in the loop that computes it (``dump`` in the same ``try`` as
+    the call: one handler per element, no call of its own on the way of a result)."""
+    if value is not _UNSET and isinstance(exc, Exception) and not isinstance(exc, WorkerError):
+        # (a WorkerError, e.g. /dev/shm is full, goes as it is: its message says what to do)
+        exc = UnsendableResult(
             f"the result ({type(value).__name__}) cannot be sent from the worker process "
             f"({type(exc).__name__}: {exc}); return picklable values (numpy arrays, Python "
             "containers, importable classes) or pass executor='thread'"
         )
-        return False, pickle.dumps(pack_error(error))
+    return pickle.dumps(pack_error(exc))
 
 
 def serve(sock: Any) -> None:
@@ -144,11 +149,11 @@ def serve(sock: Any) -> None:
 def _set_up(conn: Connection, make: Callable[[], Any]) -> tuple[bool, Any]:
     """``(True, make())``: a job's function or pipeline loaded, or its iterator built; or ``(False,
     None)`` once the error is reported to the parent, which raises it (WorkerError)."""
-    try:
-        return True, make()
-    except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises it)
-        conn.send_bytes(pack(InitFailed(pack_error(exc))))
-        return False, None
+    made, value = attempt_all(make)  # an error (any) is reported to the parent, which raises it
+    if made:
+        return True, value
+    conn.send_bytes(pack(InitFailed(pack_error(value))))
+    return False, None
 
 
 def _receive(conn: Connection) -> Message | None:
@@ -156,11 +161,15 @@ def _receive(conn: Connection) -> Message | None:
     closed."""
     while True:
         try:
-            return unpack(conn.recv_bytes())
+            data = conn.recv_bytes()
         except (EOFError, OSError):
             raise EOFError from None
-        except Exception as exc:  # noqa: BLE001
-            conn.send_bytes(pack(BadMessage(pack_error(exc))))
+        read, message = attempt(unpack, data)
+        if read:
+            return message
+        if isinstance(message, (EOFError, OSError)):  # e.g. a shared memory file gone: as a closed socket
+            raise EOFError from None
+        conn.send_bytes(pack(BadMessage(pack_error(message))))
 
 
 def _map_job(conn: Connection, job: MapJob, writer: SegmentWriter) -> bool:
@@ -179,12 +188,14 @@ def _map_job(conn: Connection, job: MapJob, writer: SegmentWriter) -> bool:
         chunk_start = perf_ns()
         for task, rng_key, element in message.items:
             start = perf_ns()
+            value = _UNSET
             try:
-                ok, payload = encode_result(apply(fn, element, rng_key), writer)
+                value = apply(fn, element, rng_key)
+                ok, payload = True, dump(value, writer)
             except BaseException as exc:  # noqa: BLE001 (the consumer re-raises it as itself)
-                ok, payload = False, pickle.dumps(pack_error(exc))
+                ok, payload = False, packed_error(exc, value)
             results.append((task, ok, perf_ns() - start, payload))
-            element = None
+            element = value = None
         message = None
         try:
             conn.send_bytes(pack(Done(results, (chunk_start, perf_ns()))))
@@ -213,16 +224,14 @@ def _pipeline_job(conn: Connection, job: PipelineJob, writer: SegmentWriter) -> 
                 continue  # nothing loaded, or a stray message of another job: ignored
             if isinstance(message, Pull):
                 reply = _pull(it, message, writer)
-            else:
-                try:
-                    if isinstance(message, Reset):
-                        it.reset()
-                    else:
-                        it.set_state(message.state)
-                    reply = Chunk(message.generation, [], None, False, (0, 0))
-                except BaseException as exc:  # noqa: BLE001
-                    error = [(False, pickle.dumps(pack_error(exc)))]
-                    reply = Chunk(message.generation, error, None, True, (0, 0))
+            else:  # any error is the parent's to raise
+                done, error = (
+                    attempt_all(it.reset)
+                    if isinstance(message, Reset)
+                    else attempt_all(it.set_state, message.state)
+                )
+                items = [] if done else [(False, pickle.dumps(pack_error(error)))]
+                reply = Chunk(message.generation, items, None, not done, (0, 0))
             try:
                 conn.send_bytes(pack(reply))
             except OSError:
@@ -239,18 +248,20 @@ def _pull(it: Any, message: Pull, writer: SegmentWriter) -> Chunk:
     items: list[tuple[bool, bytes]] = []
     ended = False
     while len(items) < count and perf_ns() < deadline:
+        value = _UNSET
         try:
             value = next(it)  # one at a time: an error loses nothing but its element
-        except StopIteration:
-            ended = True
-            break
+            items.append((True, dump(value, writer)))
         except Exception as exc:  # noqa: BLE001 (delivered in order; the pipeline goes on after it)
-            items.append((False, pickle.dumps(pack_error(exc))))
-            break
-        items.append(encode_result(value, writer))
+            if value is not _UNSET:  # its result cannot be sent: only this element is lost
+                items.append((False, packed_error(exc, value)))
+            else:  # the pipeline ended or raised: the next pull goes on after it
+                ended = isinstance(exc, StopIteration)
+                if not ended:
+                    items.append((False, packed_error(exc)))
+                break
         value = None
-    try:
-        state = it.get_state()
-    except Exception as exc:  # noqa: BLE001 (a checkpoint of the parallelize stage says why)
-        state = {"__unavailable__": f"{type(exc).__name__}: {exc}"}
+    saved, state = attempt(it.get_state)
+    if not saved:  # a checkpoint of the parallelize stage says why
+        state = {"__unavailable__": f"{type(state).__name__}: {state}"}
     return Chunk(generation, items, state, ended, (start, perf_ns()))
