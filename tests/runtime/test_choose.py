@@ -143,10 +143,23 @@ def test_probe_keeps_an_exception_as_an_outcome():
     assert not outcomes[0][0] and isinstance(outcomes[0][1], ValueError) and len(outcomes) == 1
 
 
-def test_unpicklable_function_gets_threads_without_computing():
+def test_unpicklable_function_gets_threads_after_the_calls_that_tell_it_is_not_cheap():
+    # Cheapness is measured first (pickling a closure over a large array can cost more than a cheap
+    # call): the calls made are handed on, none computed twice.
     lock = threading.Lock()
-    choice, outcomes = choose.probe(lambda x: lock, [lambda: 1] * 8, workers=2, cpus=2)
-    assert choice.kind == "thread" and "pickled" in choice.reason and outcomes == []
+    choice, outcomes = choose.probe(lambda x: lock, [lambda: time.sleep(0.001) or 1] * 8, workers=2, cpus=2)
+    assert choice.kind == "thread" and "pickled" in choice.reason
+    assert outcomes == [(True, 1)]  # one call told it is not cheap
+
+
+def test_a_call_cheaper_than_a_hand_off_runs_inline_after_one_call_with_no_window(monkeypatch):
+    windows = []
+    monkeypatch.setattr(choose, "_background_rate", lambda: windows.append(1) or 0.0)
+    lock = threading.Lock()  # unpicklable too: a cheap call never needs a process, nor the pickle test
+    choice, outcomes = choose.probe(lambda x: lock, [lambda: 1] * choose.PROBE_ELEMENTS, workers=2, cpus=2)
+    assert choice.kind == "inline" and "handing an element to a thread" in choice.reason
+    assert outcomes == [(True, 1)] and windows == []
+    assert choice.wall_seconds is not None and choice.wall_seconds < choose.CHEAP_SECONDS
 
 
 @pytest.mark.parametrize("hog", [False, True])

@@ -1,7 +1,7 @@
 """``executor=None``: pick threads or processes for a map stage, once, by measuring its function.
 
-The probe computes real elements (they are handed on in order, never computed twice): two alone,
-then five pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
+The probe computes real elements (they are handed on in order, never computed twice): two (or three)
+alone, then five pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
 thread's clocks: CPU time (``thread_time``) and, on Linux, the time it sat runnable waiting for a
 core (``/proc/thread-self/schedstat``); a pair's clocks all start at its release (:func:`_pair`).
 What is left of the wall time is time the thread was *blocked*: waiting on I/O or on the GIL. A call
@@ -16,6 +16,8 @@ median counts, and a running stage is tried against inline (``parallel_map``) wh
 The rule, from those numbers (:func:`decide`):
 
 - one worker or one CPU, or a function cloudpickle cannot send: threads;
+- a call alone takes under :data:`CHEAP_SECONDS` (a parse, a cast): ``inline`` at once, with no
+  pairs measured: a hand-off to a thread costs the consumer more than such a call;
 - whenever neither threads nor processes are estimated at least :data:`INLINE_GAIN` times one worker:
   ``inline``, the function called in the consumer's thread (cheap calls that hold the GIL: each
   element's hand-off to a thread, :data:`THREAD_COST_SECONDS`, would cost more than it gains);
@@ -61,10 +63,18 @@ PROCESS_COST_SECONDS = 50e-6  # the parent's share of sending one element to a p
 # queueing it, waking a worker, collecting and ordering the result (measured ~15-25 us on the 2-core box).
 THREAD_COST_SECONDS = 20e-6
 INLINE_GAIN = 1.2  # below this estimated gain over one worker, the map runs inline (no hand-offs)
+# A call this short gains nothing from a thread whatever its GIL share (threads would reach at most
+# its time over THREAD_COST_SECONDS, under INLINE_GAIN) and is far below a process round trip.
+CHEAP_SECONDS = INLINE_GAIN * THREAD_COST_SECONDS
 COPY_SECONDS_PER_BYTE = 0.5e-9  # large arrays go through shared memory: copied in, and out again
 PROCESS_GAIN = 1.5  # processes must be estimated this much faster than threads: a large, robust gain
 BACKGROUND_SECONDS = 0.003  # before each solo call: how busy unrelated native threads are
-SOLO_CALLS = 2  # the first call often pays one-time costs (imports, kernels loading): the faster counts
+# Calls alone: the first often pays one-time costs (imports, kernels loading, a parse plan), so the
+# fastest counts. The first runs with no window before it, and so does the second when the first
+# took under COLD_SECONDS (a cheap call's first one can cost ~20x the next): a call cheaper than a
+# thread hand-off (:data:`CHEAP_SECONDS`) decides ``inline`` before any window is waited.
+SOLO_CALLS = 2
+COLD_SECONDS = 1e-3
 PAIRS = 5  # the probe is repeated; the median pair counts, so two disturbed pairs cannot decide
 PROBE_ELEMENTS = SOLO_CALLS + 2 * PAIRS
 #: pairs whose GIL shares spread over more than this disagree (a busy machine): more are measured,
@@ -384,30 +394,40 @@ def _probe(
     outcomes: list[tuple[bool, Any]] = []
     if workers < 2 or cpus < 2 or not calls:
         return decide(workers, cpus), outcomes
-    try:
-        from .pickling import dumps  # noqa: PLC0415
-
-        dumps(fn)
-    except Exception as exc:  # noqa: BLE001
-        return decide(workers, cpus, unpicklable=f"{type(exc).__name__}: {exc}"), outcomes
     solo: list[Timing] = []
-    # CPU of the call's own native threads per CPU of the call (BLAS, threaded decoders). The least over
-    # the solo calls: a function with its own threads shows them in every call, while another thread
-    # of this process that happens to be busy during one call (a prefetch, a client library) must not
-    # be mistaken for them.
-    helpers = float("inf")
-    for call in calls[:SOLO_CALLS]:
-        # The window before each call: native threads still busy from earlier work (a BLAS pool
-        # spinning down) fade within milliseconds, so one window for both calls misjudged them. The
-        # least over the calls counts: once a call showed none, later windows (3 ms each, a few % of a
-        # short run) cannot change the verdict and are skipped.
-        outcome, timing, native_cpu = _solo(call, native=helpers > OWN_THREADS)
+    # CPU of the call's own native threads per CPU of the call (BLAS, threaded decoders), measured
+    # around one solo call after a window (:func:`_solo`): a function with its own threads shows them
+    # in every call. The calls before it run bare, so a cheap map (a parse, a cast) is decided inline
+    # after a call or two, before any window (3 ms, a few % of a short run) or pair is waited for.
+    helpers: float | None = None
+    checked = False
+    while len(solo) < SOLO_CALLS or helpers is None:
+        if len(solo) >= len(calls):
+            if more is None or helpers is not None:
+                break
+            calls.extend(more(1))  # the bare calls took the solo places: one more measures the window
+            if len(solo) >= len(calls):
+                break
+        bare = not solo or (len(solo) == 1 and solo[0].wall_ns < COLD_SECONDS * 1e9)
+        outcome, timing, native_cpu = _solo(calls[len(solo)], native=not bare)
         outcomes.append(outcome)
         solo.append(timing)
         timings.append(timing)
         if not outcome[0]:
             return decide(workers, cpus, failed=True), outcomes
-        helpers = min(helpers, native_cpu / max(timing.cpu_ns, 1) if native_cpu is not None else 0.0)
+        if timing.wall_ns - timing.delay_ns < CHEAP_SECONDS * 1e9:
+            return decide(workers, cpus, cheap=timing), outcomes
+        if not checked:  # a call that is not cheap may want processes: can it be sent to one?
+            checked = True
+            try:
+                from .pickling import dumps  # noqa: PLC0415
+
+                dumps(fn)
+            except Exception as exc:  # noqa: BLE001
+                return decide(workers, cpus, unpicklable=f"{type(exc).__name__}: {exc}"), outcomes
+        if not bare:
+            helpers = native_cpu / max(timing.cpu_ns, 1) if native_cpu is not None else 0.0
+    helpers = helpers or 0.0
 
     # Each clock's least over the solo calls: a call that really waits (I/O) waits in every call, while
     # one preempted on a busy machine (its wait for a core booked late, as in a VM) is the exception.
@@ -420,11 +440,11 @@ def _probe(
         partner: _Partner | None = None
         try:
             solo_blocked = min(t.blocked_ns for t in solo)
-            index = SOLO_CALLS
+            index = len(solo)
             while True:
                 if index + 1 >= len(calls):
                     wanted = index + 2 - len(calls)
-                    if more is None or not _disagree(fractions):
+                    if more is None or (len(fractions) >= PAIRS and not _disagree(fractions)):
                         break
                     calls.extend(more(wanted))
                     if index + 1 >= len(calls):
@@ -484,8 +504,9 @@ def decide(
     transport: float | None = None,
     gil_range: tuple[float, float] | None = None,
     pairs: int = PAIRS,
+    cheap: Timing | None = None,
 ) -> Choice:
-    """The rule above, on measured seconds.
+    """The rule above, on measured seconds; ``cheap``: a solo call under :data:`CHEAP_SECONDS`.
 
     >>> decide(8, 8, cpu_seconds=0.001, wall_seconds=0.001, gil=0.98).kind
     'process'
@@ -512,6 +533,16 @@ def decide(
         return Choice("thread", f"map_func cannot be pickled for a process ({unpicklable})")
     if failed:
         return Choice("thread", "map_func raised while measured: threads for now", final=False)
+    if cheap is not None:
+        wall = (cheap.wall_ns - cheap.delay_ns) / 1e9
+        return Choice(
+            "inline",
+            f"one call takes {wall * 1e6:,.0f} us: handing an element to a thread costs ~"
+            f"{THREAD_COST_SECONDS * 1e6:.0f} us in the consumer, so no worker can gain; one worker in the "
+            "consumer's thread is faster",
+            cpu_seconds=cheap.cpu_ns / 1e9,
+            wall_seconds=wall,
+        )
     if cpu_seconds is None or wall_seconds is None:
         return Choice("thread", "too few elements to measure map_func", final=False)
     if cpu_seconds < MIN_PROCESS_CALL_SECONDS and gil is not None and cpu_seconds >= wall_seconds / 2:
