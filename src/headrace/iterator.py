@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from .core import counters
 from .core.counters import StageCounters, busy_seconds, sampled_stages, set_timed
-from .core.errors import CheckpointError
+from .core.errors import CheckpointError, attempt
 from .core.fingerprint import pipeline_key
 from .core.node import Node, NodeIterator, perf_ns, session_of
 from .core.options import Options
@@ -32,10 +32,7 @@ def _close_quietly(ref: Any) -> None:
     root = ref()
     if root is None:
         return
-    try:
-        root.close()
-    except Exception:  # noqa: BLE001 (closing at garbage collection must never raise)
-        pass
+    attempt(root.close)  # closing at garbage collection must never raise
 
 
 class Iterator:
@@ -80,10 +77,10 @@ class Iterator:
         self._signature = node.signature()
         # Taken before the first element, like the values a map captured: what a fresh process
         # rebuilding this pipeline would compute too.
-        try:
-            self._key: str | None = pipeline_key(node)
-        except Exception:  # noqa: BLE001 (an argument the hasher chokes on must not stop iteration)
-            self._key = None  # checkpoints then match by the pipeline's signature, as version 1 did
+        # An argument the hasher chokes on must not stop iteration: checkpoints then match by the
+        # pipeline's signature, as version 1 did.
+        hashed, key = attempt(pipeline_key, node)
+        self._key: str | None = key if hashed else None
         self.produced = 0
         self.wait_ns = 0  # time the consumer spent inside next() (tf.data's IteratorGetNext)
         self.started_ns = perf_ns()

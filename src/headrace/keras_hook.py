@@ -8,20 +8,20 @@ patched, in a process that never imports it; the finder only compares one module
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from types import ModuleType
 from typing import Any
 
-from .core.errors import on_failure
+from .core.errors import attempt, on_failure
 
 
 def _register() -> None:
-    try:
-        import headrace.keras  # noqa: F401, PLC0415 (registers on import)
-    except ImportError:  # Keras 2, or a Keras whose internals moved: only the explicit import says why
-        return
-    except Exception as exc:  # never break `import keras` or `import headrace`
+    imported, exc = attempt(importlib.import_module, "headrace.keras")  # registers on import
+    # Not imported: never break `import keras` or `import headrace`. An ImportError: Keras 2, or a
+    # Keras whose internals moved: only the explicit import says why.
+    if not imported and not isinstance(exc, ImportError):
         warnings.warn(
             f"headrace could not teach Keras its Datasets ({type(exc).__name__}: {exc}); pass "
             "headrace.keras.DatasetAdapter(ds) as x instead",

@@ -32,6 +32,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar
 
+from .errors import attempt
 from .structure import flatten
 
 #: The clock of stage time: the timing template, the consumer (``headrace.Iterator``) and prefetch's
@@ -313,9 +314,8 @@ def note_size(iterator: Any, element: Any) -> None:
     """Add the size of one output element to the stage's mean (asked for by the consumer now and
     then through ``sample_bytes``, so sizes cost nothing per element)."""
     iterator.sample_bytes = False
-    try:
-        size = element_nbytes(element)
-    except Exception:  # noqa: BLE001 (an element the estimate cannot read must not stop iteration)
+    measured, size = attempt(element_nbytes, element)
+    if not measured:  # an element the estimate cannot read must not stop iteration
         return
     iterator.bytes_out_sum += size
     iterator.bytes_out_samples += 1

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import attempt
 from .node import Node, Role, derived, post_order
 
 FINGERPRINT_VERSION = 2
@@ -437,10 +438,9 @@ class _Hasher:
             self._named(f"{cls.__qualname__}.{name}", cls.__dict__[name])
 
     def _object(self, value: Any) -> None:
-        try:
-            reduced = value.__reduce_ex__(4)
-        except Exception as exc:  # noqa: BLE001 (any failure means: cannot look inside)
-            self._blind(value, str(exc) or type(exc).__name__)
+        looked, reduced = attempt(lambda: value.__reduce_ex__(4))
+        if not looked:  # any failure means: cannot look inside
+            self._blind(value, str(reduced) or type(reduced).__name__)
             return
         if isinstance(reduced, str):  # a module-level singleton, named
             self.token(b"o", f"{type(value).__module__}.{reduced}".encode())

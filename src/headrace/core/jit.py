@@ -27,6 +27,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .errors import attempt
+
 #: The package's prebuilt cache (``python -m headrace.warmup`` fills it).
 PACKAGED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_kernel_cache")
 
@@ -155,11 +157,8 @@ def _make_cache(py_func: Callable) -> Any:
                 return None
             key = self._index_key(sig, target_context.codegen())
             for cache_file in self._files:
-                try:
-                    data = cache_file.load(key)
-                except Exception:  # noqa: BLE001 (a damaged or foreign cache file: compile instead)
-                    data = None
-                if data is not None:
+                loaded, data = attempt(cache_file.load, key)  # a damaged or foreign cache file: compile
+                if loaded and data is not None:
                     return self._impl.rebuild(target_context, data)
             return None
 

@@ -45,7 +45,9 @@ def _cpu_has_sse42() -> bool:
         return False
     try:
         return bool(_llvm.get_host_cpu_features().get("sse4.2", False))
-    except Exception:  # noqa: BLE001 (feature probing is best effort; the table path is always correct)
+    # Feature probing is best effort; the table path is always correct. llvmlite raises RuntimeError
+    # when LLVM cannot tell, OSError when its library cannot load, KeyError on a flag without +/-.
+    except (RuntimeError, OSError, KeyError):
         return False
 
 

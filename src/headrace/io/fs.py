@@ -36,7 +36,7 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any
 
-from ..core.errors import InvalidArgumentError
+from ..core.errors import InvalidArgumentError, attempt
 
 _PROTOCOL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
 
@@ -228,7 +228,7 @@ class RetryingFile:
 
     def _retry(self, operation, reopen: bool = True):
         start = time.monotonic()
-        for attempt in range(self.attempts):
+        for tried in range(self.attempts):
             try:
                 if reopen and self._file is None:
                     self._file = self._fs.open(self._inner, "rb")
@@ -240,24 +240,21 @@ class RetryingFile:
                 if reopen:
                     self._drop()  # a broken connection: the next try (or a later read) opens a new one
                 spent = time.monotonic() - start
-                delay = _backoff_s(attempt)
-                if attempt + 1 == self.attempts:
+                delay = _backoff_s(tried)
+                if tried + 1 == self.attempts:
                     why = f"the budget of {self.attempts} attempts"
                 elif spent + delay >= self.deadline:
                     why = f"the deadline of {self.deadline:g} s"
                 else:
                     time.sleep(delay)
                     continue
-                raise RemoteReadError(self.path, self._position, attempt + 1, exc, spent, why) from exc
+                raise RemoteReadError(self.path, self._position, tried + 1, exc, spent, why) from exc
         raise AssertionError("unreachable")
 
     def _drop(self) -> None:
         file, self._file = getattr(self, "_file", None), None
         if file is not None:
-            try:
-                file.close()
-            except Exception:  # a broken connection may fail to close too: the new one replaces it
-                pass
+            attempt(file.close)  # a broken connection may fail to close too: the new one replaces it
 
     def read(self, size: int = -1) -> bytes:
         data = self._retry(lambda: self._file.read(size))

@@ -33,7 +33,7 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from ..core.errors import DataLossError, on_failure
+from ..core.errors import DataLossError, attempt, on_failure
 from . import fs as storage
 from .crc import crc32c
 from .fs import is_url
@@ -357,10 +357,9 @@ def abandon_set(prefix: str, body: dict, storage_options: dict | None = None) ->
     """After a failed publication: mark the manifest as left by its writer, so readers report the set
     incomplete (rather than still being written) and the next run takes it over. Best effort."""
     body["writer"] = {**body["writer"], "abandoned": True}
-    try:
-        write_manifest(prefix, body, storage_options)
-    except Exception:  # noqa: BLE001 (an object store may raise anything; the manifest stays "publishing")
-        pass  # the manifest still says "publishing": readers refuse the set all the same
+    # An object store may raise anything: the manifest then still says "publishing", and readers
+    # refuse the set all the same.
+    attempt(write_manifest, prefix, body, storage_options)
 
 
 def _writer_text(manifest: dict) -> str:
@@ -522,13 +521,10 @@ def check_shard_files(
     for prefix, given in by_prefix.items():
         if is_url(prefix):
             path = manifest_path(prefix)
-            try:
-                found = storage.exists(path, storage_options)
-            except Exception:  # noqa: BLE001
-                # A store this process cannot reach (no credentials here: the dataset may be built
-                # on a driver and read on workers that have them). Reading reports its own error.
-                continue
-            if found:
+            reached, found = attempt(storage.exists, path, storage_options)
+            # Not reached: a store this process cannot reach (no credentials here: the dataset may be
+            # built on a driver and read on workers that have them). Reading reports its own error.
+            if reached and found:
                 size_of = _remote_size(os.path.dirname(prefix), storage_options)
                 _check_set(prefix, read_manifest(path, storage_options), where, given, whole_sets, size_of)
             continue

@@ -25,7 +25,7 @@ import socket
 import warnings
 from typing import Any
 
-from ..core.errors import check, user_stacklevel
+from ..core.errors import attempt, check, user_stacklevel
 from . import fs as storage
 from .publish import (
     ShardSetError,
@@ -132,10 +132,10 @@ def reclaim_set_temporaries(
     gone): remove the temporaries of dead writers on this host, best effort. With ``tool``, the
     temporaries of other hosts' writers are named in a :class:`ShardSetWarning`. Returns the paths
     removed."""
-    try:
-        dead, elsewhere = _sorted_by_writer(set_temporaries(prefix, storage_options))
-    except Exception:  # noqa: BLE001 (a store may raise anything; this write reports its own errors)
+    listed, temporaries = attempt(set_temporaries, prefix, storage_options)
+    if not listed:  # a store may raise anything; this write reports its own errors
         return []
+    dead, elsewhere = _sorted_by_writer(temporaries)
     removed = []
     for path in dead:
         with contextlib.suppress(Exception):  # left for the next run; readers refuse it meanwhile

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import CheckpointError, InvalidArgumentError
+from ..core.errors import CheckpointError, InvalidArgumentError, attempt
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.state import Bool, Children, Field, StateFields
 from ..core.structure import flatten, pack_as
@@ -155,13 +155,10 @@ class ZipIterator(NodeIterator[ZipNode]):
             row.extend(map(next, inputs))
         except Exception:
             for it in inputs[len(row) + 1 :]:  # the rest give up their element of this row too
-                try:
-                    next(it)
-                except StopIteration:
+                taken, error = attempt(next, it)  # one error per row is reported: the first
+                if not taken and isinstance(error, StopIteration):
                     self.exhausted = True
                     break
-                except Exception:  # noqa: BLE001, S112 (one error per row is reported: the first)
-                    continue
             raise
         if len(row) < len(inputs):  # as tf.data: the first input to end ends the zip
             self.exhausted = True

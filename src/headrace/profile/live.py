@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from ..core import counters
+from ..core.errors import attempt
 from .stats import Stats
 
 #: elements per epoch of pipelines seen by ``progress`` (by signature): the total of a later epoch
@@ -109,11 +110,8 @@ def progress_line(now: Stats, before: Stats | None, total: int | None = None) ->
 def _known_length(dataset: Iterable, signature: str) -> int | None:
     cardinality = getattr(dataset, "cardinality", None)
     if callable(cardinality):
-        try:
-            n = int(cardinality())
-        except Exception:  # noqa: BLE001 (a length is a nicety: never stop the run for it)
-            n = -2
-        if n >= 0:
+        known, n = attempt(lambda: int(cardinality()))  # a length is a nicety: never stop the run for it
+        if known and n >= 0:
             return n
     return _epoch_lengths.get(signature)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError, add_note, check, on_failure, user_stacklevel
+from ..core.errors import InvalidArgumentError, add_note, attempt, check, on_failure, user_stacklevel
 from ..io.compression import normalize_compression
 from ..io.example import parse_example, serialize_example
 from ..io.fs import as_path, check_storage_options, exists, glob, is_url, list_dir, remove
@@ -456,9 +456,8 @@ def _warn_of_unversioned_shards(prefix: str, suffix: str, storage_options: dict 
     manifest covers them, so readers cannot tell them from the set's. Best effort."""
     directory, stem = os.path.split(prefix)
     pattern = re.compile(re.escape(stem) + r"-\d{5}" + re.escape(suffix) + "$")
-    try:
-        entries = list_dir(directory or ".", storage_options, fresh=True)
-    except Exception:  # noqa: BLE001 (a store may raise anything; the set itself is published)
+    listed, entries = attempt(list_dir, directory or ".", storage_options, fresh=True)
+    if not listed:  # a store may raise anything; the set itself is published
         return
     found = [e for e in entries if pattern.match(e.rstrip("/").rsplit("/", 1)[-1])]
     if found:

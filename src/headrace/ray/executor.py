@@ -6,6 +6,7 @@ import concurrent.futures
 from collections.abc import Callable
 from typing import Any
 
+from ..core.errors import attempt
 from .cluster import connect
 
 
@@ -37,17 +38,11 @@ class RayExecutor:
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         if cancel_futures:
             for ref in self._refs:
-                try:
-                    self.ray.cancel(ref)
-                except Exception:  # finished already
-                    pass
+                attempt(self.ray.cancel, ref)  # raises when finished already
         if wait:
             # Cancelled or failed tasks raise here; they have stopped, which is all that matters now.
             for ref in self._refs:
-                try:
-                    self.ray.get(ref)
-                except Exception:
-                    pass
+                attempt(self.ray.get, ref)
         self._refs.clear()
 
     def __enter__(self) -> RayExecutor:

@@ -28,7 +28,7 @@ import sys
 import threading
 from typing import Any
 
-from ..core.errors import WorkerError
+from ..core.errors import WorkerError, attempt
 
 _PID = struct.Struct("<i")
 _EXIT = struct.Struct("<ii")
@@ -275,10 +275,7 @@ def _serve(control: socket.socket, lifeline: int, parent: int) -> None:
 
 def _complete_package() -> None:
     # The package the boot script made (never an import from here: runtime/ sits below the facade).
-    try:
-        sys.modules["headrace"].__getattr__("Dataset")
-    except Exception:  # noqa: BLE001 (workers complete it themselves when they need it)
-        pass
+    attempt(lambda: sys.modules["headrace"].__getattr__("Dataset"))  # else workers complete it when needed
 
 
 def _reap(children: set[int], control: socket.socket) -> None:

@@ -27,7 +27,7 @@ from collections import deque
 from typing import Any, NoReturn, cast
 
 from ..core import counters
-from ..core.errors import CheckpointError, WorkerError, add_note, user_stacklevel
+from ..core.errors import CheckpointError, WorkerError, add_note, attempt, user_stacklevel
 from ..core.node import Context, NodeIterator, note_stage, perf_ns
 from ..core.state import encode_element
 from . import shutdown as registry
@@ -163,13 +163,12 @@ class ParallelizeIterator(NodeIterator):
         path = where()
         jobs = []
         for index in range(self.count):
-            try:
-                payload = dumps(self.node.worker_pipeline(index))
-            except Exception as exc:
+            pickled, payload = attempt(lambda i=index: dumps(self.node.worker_pipeline(i)))
+            if not pickled:
                 raise WorkerError(
                     f"{self.name}: the pipeline above cannot be sent to worker processes "
-                    f"({type(exc).__name__}: {exc}); capture only picklable values in its functions"
-                ) from exc
+                    f"({type(payload).__name__}: {payload}); capture only picklable values in its functions"
+                ) from payload
             jobs.append(
                 PipelineJob(payload, self.ctx.options, self.iteration, path, f"{workers.prefix}w{index}-")
             )

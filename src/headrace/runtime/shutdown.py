@@ -14,6 +14,7 @@ import threading
 import weakref
 from typing import Protocol
 
+from ..core.errors import attempt
 from . import shm
 
 
@@ -45,10 +46,7 @@ def live() -> list:
 
 def shutdown_all() -> None:
     for obj in live():
-        try:
-            obj.shutdown()
-        except Exception:  # noqa: BLE001 (exit must go on whatever one executor does)
-            pass
+        attempt(obj.shutdown)  # exit must go on whatever one executor does
     if os.getpid() == _owner_pid:
         shm.cleanup(f"{shm.PREFIX}{_owner_pid}-")
 

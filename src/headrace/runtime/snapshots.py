@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..core.errors import attempt
 from ..core.node import perf_ns
 
 SHARE = 0.05
@@ -43,9 +44,8 @@ class SnapshotPolicy:
         if self.credit_ns < self.cost_ns:
             self.skipped += 1
             return None
-        try:
-            state = get_state()
-        except Exception:  # noqa: BLE001 (no snapshots then; a checkpoint asks the input itself)
+        saved, state = attempt(get_state)
+        if not saved:  # no snapshots then; a checkpoint asks the input itself
             self.enabled = False
             return None
         end = perf_ns()
