@@ -37,7 +37,7 @@ from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.run import Run
-from ..core.state import encode_element
+from ..core.state import ERROR, INPUT, NO_INPUT, OUTPUT, encode_element
 from . import choose, worker
 from .calls import apply
 from .defaults import available_cpus, in_flight_window
@@ -107,17 +107,18 @@ class ParallelMapIterator(NodeIterator):
         self.epoch = 0
         self.position = 0  # inputs taken from the parent
         self.high = 0  # one past the largest position handed on
-        # Taken but not handed on, ascending: position -> (is_output, input element or output).
-        self.records: dict[int, tuple[bool, Any]] = {}
-        self.ready: dict[int, tuple[bool, Any]] = {}  # position -> (ok, output or exception)
-        self.arrivals: deque[int] = deque()  # ready positions in finishing order (non-deterministic)
+        # The ordered window: taken but not handed on, ascending, position -> (kind, value), the kinds
+        # of the base's ``owed`` entries: INPUT (the input, not computed yet or in flight), OUTPUT
+        # (computed) or ERROR (``(exception, input)``: the input is kept for a state saved meanwhile).
+        # An error of the parent is owed (``self.owed``) behind the whole window.
+        self.records: dict[int, tuple[int, Any]] = {}
+        self.arrivals: deque[int] = deque()  # computed positions in finishing order (non-deterministic)
         self.chunk_starts: dict[int, int] = {}  # while recording: a chunk's first position -> its slice
         self.tasks: dict[int, int] = {}  # task id in flight -> position
         self.queued: deque[int] = deque()  # restored inputs not yet submitted
         self.snapshots: dict[int, dict] = {}  # j -> parent state after j inputs, ascending
         self.policy = SnapshotPolicy()
         self.exhausted = False
-        self.parent_error: Exception | None = None
         # The failure's message only: an exception object would keep the consumer's frames (and so
         # this iterator's owner) alive through its traceback.
         self.failure: str | None = None
@@ -242,7 +243,7 @@ class ParallelMapIterator(NodeIterator):
             return []
         except Exception as exc:
             # Raised after the elements taken before it, as the serial map would.
-            self.parent_error = exc
+            self.owed.append((self.position, ERROR, (exc, NO_INPUT)))
             return []
         finally:
             self.input_wait_ns += perf_ns() - start
@@ -252,7 +253,7 @@ class ParallelMapIterator(NodeIterator):
         if snapshot is not None:
             self.snapshots[self.position] = snapshot
         for offset, element in enumerate(chunk):
-            self.records[first + offset] = (False, element)
+            self.records[first + offset] = (INPUT, element)
         return list(range(first, self.position))
 
     def _submit(self, position: int) -> None:
@@ -296,10 +297,7 @@ class ParallelMapIterator(NodeIterator):
         # follows the function's measured time (one element for slow ones: nothing owed then).
         refill = self._chunk_size()
         while (
-            not self.queued
-            and not self.exhausted
-            and self.parent_error is None
-            and len(self.records) <= window - refill
+            not self.queued and not self.exhausted and not self.owed and len(self.records) <= window - refill
         ):
             for position in self._pull(min(window - len(self.records), refill)):
                 if len(self.tasks) < limit:
@@ -354,7 +352,8 @@ class ParallelMapIterator(NodeIterator):
                 self._mark_ready(position, ok, value)
 
     def _mark_ready(self, position: int, ok: bool, value: Any) -> None:
-        self.ready[position] = (ok, value)
+        records = self.records
+        records[position] = (OUTPUT, value) if ok else (ERROR, (value, records[position][1]))
         if not self.deterministic:
             self.arrivals.append(position)
 
@@ -362,16 +361,15 @@ class ParallelMapIterator(NodeIterator):
         """The position to hand on next, if it is ready."""
         if self.deterministic:
             head = next(iter(self.records), None)
-            return head if head in self.ready else None
+            return head if head is not None and self.records[head][0] != INPUT else None
         while self.arrivals:
-            if self.arrivals[0] in self.ready:
+            if self.arrivals[0] in self.records:  # else handed on already, or forgotten
                 return self.arrivals[0]
             self.arrivals.popleft()
         return None
 
     def _hand_on(self, position: int, fill: bool = True) -> Any:
-        ok, value = self.ready.pop(position)
-        del self.records[position]
+        kind, value = self.records.pop(position)
         starts = self.chunk_starts
         if starts and position in starts:  # recording, and the first element of a chunk
             self._deliver(position)
@@ -387,9 +385,9 @@ class ParallelMapIterator(NodeIterator):
                 del snapshots[first]
         if fill:
             self._fill()  # keep the workers busy while the consumer works on this one
-        if not ok:
-            note_stage(value, self.name, position)
-            raise value
+        if kind == ERROR:
+            note_stage(value[0], self.name, position)
+            raise value[0]
         self.produced += 1
         return tf_result(value) if type(value) in CONVERTED else value
 
@@ -420,9 +418,8 @@ class ParallelMapIterator(NodeIterator):
             if position is not None:
                 return self._hand_on(position)
             if not self.records:
-                if self.parent_error is not None:
-                    error, self.parent_error = self.parent_error, None
-                    raise error
+                if self.owed:  # the parent's error, behind the elements taken before it
+                    raise self.owed.popleft()[2][0]
                 if self.exhausted:
                     if self.kind == "process" and not self.tasks:
                         # Idle until a reset, if ever: the workers go back to the pool, where a new
@@ -540,10 +537,10 @@ class ParallelMapIterator(NodeIterator):
                     raise StopIteration(f"map_func raised StopIteration on input element {first + len(out)}")
         except Exception as exc:  # noqa: BLE001 (handed on in its place, after the outputs before it)
             at = first + len(out)
-            self.records[at] = (False, chunk[len(out)])
+            self.records[at] = (INPUT, chunk[len(out)])
             self._mark_ready(at, False, exc)
             for position, rest in enumerate(chunk[len(out) + 1 :], start=at + 1):
-                self.records[position] = (False, rest)
+                self.records[position] = (INPUT, rest)
                 self.queued.append(position)
         out = tf_results(out)
         executor.busy_ns += perf_ns() - start
@@ -557,7 +554,7 @@ class ParallelMapIterator(NodeIterator):
             self.kind == "inline"
             and self.executor is not None
             and not self.records
-            and self.parent_error is None
+            and not self.owed
             and self.failure is None
             and not self.closed
         )
@@ -585,7 +582,7 @@ class ParallelMapIterator(NodeIterator):
             if position is None and self.records and self.failure is None:
                 self._collect(0)
                 position = self._peek()
-            if position is None or not self.ready[position][0]:
+            if position is None or self.records[position][0] != OUTPUT:
                 break  # an error is raised by the next call, after these outputs
             out.append(self._hand_on(position, fill=False))  # refilled once, below
         if len(out) > 1:
@@ -611,19 +608,18 @@ class ParallelMapIterator(NodeIterator):
         self.position = self.high = position
         self.epoch, self.produced = epoch, produced
         for at, value in inputs:
-            self.records[at] = (False, value)
+            self.records[at] = (INPUT, value)
             self.queued.append(at)
 
     def _forget_in_flight(self) -> None:
         self.tasks.clear()  # their results are dropped when they arrive
         self.records.clear()
-        self.ready.clear()
+        self.owed.clear()  # a held error of the parent
         self.arrivals.clear()
         self.chunk_starts.clear()
         self.queued.clear()
         self.snapshots.clear()
         self.exhausted = False
-        self.parent_error = None
 
     def reset(self) -> None:
         self._forget_in_flight()
@@ -638,9 +634,10 @@ class ParallelMapIterator(NodeIterator):
             cut, parent_state = self.position, self.parent.get_state()
         else:
             parent_state = self.snapshots[cut]
+        # A computed output is saved as it is; an input, or an input whose call failed, to compute again.
         pending = [
-            [position, is_output, encode_element(value)]
-            for position, (is_output, value) in self.records.items()
+            [position, kind == OUTPUT, encode_element(value[1] if kind == ERROR else value)]
+            for position, (kind, value) in self.records.items()
             if position < cut
         ]
         return {
@@ -669,9 +666,9 @@ class ParallelMapIterator(NodeIterator):
         self.snapshots[self.position] = parent_state
         self.iteration, self.epoch = iteration, epoch
         for position, is_output, value in pending:
-            self.records[position] = (is_output, value)
+            self.records[position] = (INPUT, value)
             if is_output:
-                self._mark_ready(position, True, self.records[position][1])
+                self._mark_ready(position, True, value)
             else:
                 self.queued.append(position)
 
@@ -699,7 +696,7 @@ class ParallelMapIterator(NodeIterator):
             pool_size=self.workers,
             deterministic=self.deterministic,
             in_flight=len(self.tasks),
-            ready=len(self.ready),
+            ready=sum(1 for kind, _ in self.records.values() if kind != INPUT),
             buffered=len(self.records),
             buffer_capacity=self.window,
             input_wait_seconds=self.input_wait_ns / 1e9,
