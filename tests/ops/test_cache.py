@@ -725,3 +725,22 @@ def test_memory_cache_gives_fresh_dicts_each_pass():
     first[0]["x"] = 99  # editing the dict handed out must not reach the cached one
     second = list(ds)
     assert [int(e["x"]) for e in second] == [0, 1, 2] and second[0] is not first[0]
+
+
+def test_memory_cache_read_element_by_element_matches_chunks():
+    from headrace.core.run import Run
+
+    ds = hr.Dataset.from_tensor_slices({"x": np.arange(5)}).cache()
+    list(ds)  # fills the cache
+    it = ds.node.iterator(Run())
+    first = [next(it), next(it)]  # the per-element path of a reading pass
+    first[0]["x"] = 99  # a fresh dict each time, as from next_chunk
+    state = it.get_state()
+    assert state["position"] == 2 and it.produced == 2
+    rest = it.next_chunk(10)
+    assert [int(e["x"]) for e in rest] == [2, 3, 4]
+    again = ds.node.iterator(Run())
+    again.set_state(state)
+    assert [int(next(again)["x"]) for _ in range(3)] == [2, 3, 4]
+    with pytest.raises(StopIteration):
+        next(again)

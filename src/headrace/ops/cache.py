@@ -212,7 +212,58 @@ class _StorePosition(Int):
         return position
 
 
-class CacheIterator(NodeIterator[CacheNode]):
+class PassIterator(NodeIterator[CacheNode]):
+    """A pass of a cache, memory or disk: in mode ``read`` it reads what is cached
+    (:meth:`read_cached`), in the others it reads the input and keeps what passes (:meth:`kept`,
+    :meth:`input_ended`). This class pulls the chunks and counts ``position`` and ``produced``."""
+
+    mode: str
+    complete: bool  # the pass read its input to the end
+
+    def __init__(self, node: CacheNode, ctx: Context):
+        super().__init__(node)
+        self.ctx = ctx
+        self.parent: NodeIterator | None = None  # built only when the input is read
+        self.start: dict | None = None  # the input's state when the pass that fills the cache began
+        self.position = 0
+
+    def _input(self) -> NodeIterator:
+        if self.parent is None:
+            self.parent = self.node.parents[0].iterator(self.ctx)
+            self.inputs.append(self.parent)
+        return self.parent
+
+    def next_chunk(self, n: int) -> list:
+        if self.mode == "read":
+            out = self.read_cached(n)
+        else:
+            try:
+                chunk = self._input().next_chunk(n)  # built by every pass that reads the input
+            except StopIteration:
+                self.input_ended()
+                raise
+            out = self.kept(chunk)
+        self.position += len(out)
+        self.produced += len(out)
+        return out
+
+    def __next__(self) -> Any:
+        return self.next_chunk(1)[0]
+
+    def read_cached(self, n: int) -> list:
+        """Up to ``n`` cached elements from ``position`` on; StopIteration after the last."""
+        raise NotImplementedError
+
+    def kept(self, chunk: list) -> list:
+        """Keep ``chunk``, read from the input at ``position``; returns the elements to hand out."""
+        raise NotImplementedError
+
+    def input_ended(self) -> None:
+        """The input ended (and is asked again at each later call): complete the pass, once."""
+        raise NotImplementedError
+
+
+class CacheIterator(PassIterator):
     """Reads from the store when it is filled at the start of a pass, else from the input (writing)."""
 
     state_fields = (
@@ -222,19 +273,16 @@ class CacheIterator(NodeIterator[CacheNode]):
     )
 
     def __init__(self, node: CacheNode, ctx: Context):
-        super().__init__(node)
-        self.ctx = ctx
-        self.parent: NodeIterator | None = None  # built only when the input is read
+        super().__init__(node, ctx)
         self.fresh_state: dict | None = None
-        self.start: dict | None = None  # the input's state when this iterator's writing pass began
         self._begin_pass()
 
     def _input(self) -> NodeIterator:
-        if self.parent is None:
-            self.parent = self.node.parents[0].iterator(self.ctx)
-            self.inputs.append(self.parent)
-            self.fresh_state = _state_or_none(self.parent)
-        return self.parent
+        parent = self.parent
+        if parent is None:
+            parent = super()._input()
+            self.fresh_state = _state_or_none(parent)  # where a replay starts when no pass saved one
+        return parent
 
     def _begin_pass(self) -> None:
         self.position = 0
@@ -247,31 +295,35 @@ class CacheIterator(NodeIterator[CacheNode]):
             self.mode, self.elements = "write", []
             self.start = _state_or_none(self._input())
 
-    def next_chunk(self, n: int) -> list:
-        if self.mode == "read":
-            if self.position >= len(self.elements):
-                raise StopIteration
-            out = self.elements[self.position : self.position + n]
-            if _has_dict(out[0]):  # a fresh dict per element: the cached one must not be edited
-                out = [map_structure(_same, element) for element in out]
-        else:
-            try:
-                out = self._input().next_chunk(n)
-            except StopIteration:
-                if not self.complete:
-                    self.complete = True
-                    self.node.store.publish(self.elements, self.start)
-                raise
-            out = [owned(element) for element in out]
-            self.elements.extend(out)
-            if out and _has_dict(out[0]):
-                out = [map_structure(_same, element) for element in out]
-        self.position += len(out)
-        self.produced += len(out)
+    def __next__(self) -> Any:
+        position, elements = self.position, self.elements
+        if self.mode == "read" and position < len(elements):  # the common case, without a list slice
+            element = elements[position]
+            if not _has_dict(element):
+                self.position = position + 1
+                self.produced += 1
+                return element
+        return self.next_chunk(1)[0]
+
+    def read_cached(self, n: int) -> list:
+        if self.position >= len(self.elements):
+            raise StopIteration
+        out = self.elements[self.position : self.position + n]
+        if _has_dict(out[0]):  # a fresh dict per element: the cached one must not be edited
+            out = [map_structure(_same, element) for element in out]
         return out
 
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
+    def kept(self, chunk: list) -> list:
+        out = [owned(element) for element in chunk]
+        self.elements.extend(out)
+        if out and _has_dict(out[0]):
+            out = [map_structure(_same, element) for element in out]
+        return out
+
+    def input_ended(self) -> None:
+        if not self.complete:
+            self.complete = True
+            self.node.store.publish(self.elements, self.start)
 
     def reset(self) -> None:
         if self.mode == "write" and not self.complete:
@@ -360,7 +412,7 @@ class _FileId(Field):
         return fields.state[self.name]  # compared with the file's id only
 
 
-class DiskCacheIterator(NodeIterator[CacheNode]):
+class DiskCacheIterator(PassIterator):
     """``cache(filename)``: each pass reads the complete cache file, or reads the input and writes it.
 
     Modes: ``read`` (from a complete file whose key matches), ``write`` (input to a temporary file,
@@ -386,12 +438,10 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
     )
 
     def __init__(self, node: CacheNode, ctx: Context):
-        super().__init__(node)
-        self.ctx = ctx
+        super().__init__(node, ctx)
         # A remote cache is read and written as a local copy, uploaded when a pass completes.
         self.mirror = RemoteMirror(node.filename, node.storage_options) if is_url(node.filename) else None
         self.path = node.filename if self.mirror is None else self.mirror.local
-        self.parent: NodeIterator | None = None  # built only when the input is read
         self.input_used = False  # the input has been read from (or restored) and must rewind for a new pass
         self.reader: CacheFileReader | None = None
         self.writer: CacheFileWriter | None = None
@@ -403,7 +453,6 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         # A restored state's input state and file id, between its fields' restore and ``restored``.
         self.resume_state: dict | None = None
         self.resume_file: Any = None
-        self.start: dict | None = None  # the input's state at the start of the pass that writes the file
         self._key: str | None = None
         with on_failure(self.close):  # the input may hold workers already
             self._begin_pass()
@@ -457,12 +506,6 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         if self.reader is None:
             raise RuntimeError(f"{self.name}: no cache file is open in mode {self.mode!r}")
         return self.reader
-
-    def _input(self) -> NodeIterator:
-        if self.parent is None:
-            self.parent = self.node.parents[0].iterator(self.ctx)
-            self.inputs.append(self.parent)
-        return self.parent
 
     def _begin_pass(self) -> None:
         self._drop_pass()
@@ -519,28 +562,22 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         self.block = []
 
     # --- iteration ------------------------------------------------------------------------------------
-    def next_chunk(self, n: int) -> list:
-        if self.mode == "read":
-            while self.block_offset >= len(self.block):
-                reader = self._reading()
-                if self.block_index >= len(reader.blocks):
-                    raise StopIteration
-                self.block = reader.read_block(self.block_index)
-                self.block_index += 1
-                self.block_offset = 0
-            out = self.block[self.block_offset : self.block_offset + n]
-            self.block_offset += len(out)
-        else:
-            try:
-                out = self._input().next_chunk(n)  # built by every pass that reads the input
-            except StopIteration:
-                self._input_ended()
-                raise
-            if self.writer is not None:
-                self._write(self.writer, out)
-        self.position += len(out)
-        self.produced += len(out)
+    def read_cached(self, n: int) -> list:
+        while self.block_offset >= len(self.block):
+            reader = self._reading()
+            if self.block_index >= len(reader.blocks):
+                raise StopIteration
+            self.block = reader.read_block(self.block_index)
+            self.block_index += 1
+            self.block_offset = 0
+        out = self.block[self.block_offset : self.block_offset + n]
+        self.block_offset += len(out)
         return out
+
+    def kept(self, chunk: list) -> list:
+        if self.writer is not None:
+            self._write(self.writer, chunk)
+        return chunk
 
     def __next__(self) -> Any:
         offset = self.block_offset
@@ -594,7 +631,7 @@ class DiskCacheIterator(NodeIterator[CacheNode]):
         self._abort_write()
         self.mode = "pass"
 
-    def _input_ended(self) -> None:
+    def input_ended(self) -> None:
         if self.complete:
             return
         self.complete = True

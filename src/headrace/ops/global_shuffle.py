@@ -8,8 +8,9 @@ import numpy as np
 
 from ..core.args import boolean, integer
 from ..core.errors import InvalidArgumentError, check
-from ..core.node import Access, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
+from ..core.node import Context, Fields, Node, fresh_seed, resolve_seed
 from ..core.state import Int, Seed
+from .support.index_reader import RandomAccessIterator
 from .support.permutation import IndexPermutation
 
 _READ_AHEAD = 64  # elements read per random-access call on the single-element path
@@ -81,7 +82,7 @@ class GlobalShuffleNode(Node):
         )
 
 
-class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
+class GlobalShuffleIterator(RandomAccessIterator[GlobalShuffleNode]):
     state_fields = (
         Seed("seed"),
         Int("iteration"),
@@ -89,29 +90,16 @@ class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
         Int("position", high=lambda it, values: it.length),
     )
 
-    def __init__(self, node: GlobalShuffleNode, ctx: Context, seed: int, iteration: int):
-        super().__init__(node)
-        self.ctx = ctx
-        self.parent_node = node.parents[0]
-        length = self.parent_node.random_access_length()
-        if length is None:  # never: GlobalShuffleNode checked it when built
-            raise TypeError(f"{node!r}: its input {self.parent_node!r} cannot be read by index")
-        self.length = length
-        self.seed = seed
-        self.iteration = iteration
+    def start_epoch(self, epoch: int) -> None:
+        super().start_epoch(epoch)
         self.position = 0  # index in the shuffled order of the next element to hand out
-        self._start_epoch(0)
-
-    def _start_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
         self._permutation = IndexPermutation(self.length, [self.seed, self.iteration, epoch])
-        self._access = Access(self.ctx, self.iteration, epoch)
         self._ahead: list = []  # elements read ahead; recomputable, so never part of the state
         self._ahead_start = 0
         self._index_block = np.empty(0, np.int64)  # permuted indices of positions [start, start + len)
         self._index_start = 0
 
-    def _indices(self, start: int, count: int) -> np.ndarray:
+    def _permuted(self, start: int, count: int) -> np.ndarray:
         # The permutation costs ~40 numpy calls however many indices it maps, so map a block at a time.
         block = self._index_block
         if not (self._index_start <= start and start + count <= self._index_start + len(block)):
@@ -121,30 +109,23 @@ class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
             self._index_start = start
         return block[start - self._index_start : start - self._index_start + count]
 
-    def _read(self, start: int, count: int) -> list:
-        indices = self._indices(start, count)
-        out = self.parent_node.elements_at(indices, self._access)
-        return out
-
     def __next__(self) -> Any:
         offset = self.position - self._ahead_start
         if not 0 <= offset < len(self._ahead):
-            if self.position >= self.length:
-                raise StopIteration
-            self._ahead = self._read(self.position, min(_READ_AHEAD, self.length - self.position))
+            self._ahead = self.parent_node.elements_at(self.indices(_READ_AHEAD), self.access)
             self._ahead_start, offset = self.position, 0
         self.position += 1
         self.produced += 1
         return self._ahead[offset]
 
-    def next_chunk(self, n: int) -> list:
+    def indices(self, n: int) -> np.ndarray:
         count = min(n, self.length - self.position)
         if count <= 0:
             raise StopIteration
-        out = self._read(self.position, count)
+        return self._permuted(self.position, count)
+
+    def moved(self, count: int) -> None:
         self.position += count
-        self.produced += count
-        return out
 
     def seek_forward(self, n: int) -> int:
         count = max(0, min(n, self.length - self.position))
@@ -152,10 +133,9 @@ class GlobalShuffleIterator(NodeIterator[GlobalShuffleNode]):
         return count
 
     def reset(self) -> None:
-        self.position = 0
-        self._start_epoch(self.epoch + 1 if self.node.reshuffle_each_iteration else self.epoch)
+        self.start_epoch(self.epoch + 1 if self.node.reshuffle_each_iteration else self.epoch)
 
     def restored(self) -> None:
         position = self.position
-        self._start_epoch(self.epoch)
+        self.start_epoch(self.epoch)
         self.position = position

@@ -125,6 +125,9 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
     #: Whether each call begins with ``_step`` (the parallel cycle's trial, or taking an element ready
     #: elsewhere): one check here instead of a second layer of calls per element.
     stepping = False
+    #: Whether a stepping cycle hands out one element per call, read as ``__next__`` reads it (a
+    #: non-deterministic cycle looks for one ready elsewhere before each).
+    one_at_a_time = False
 
     def _step(self) -> tuple[bool, Any]:
         """``(True, element)`` to hand out instead of the cycle's next, else ``(False, None)``."""
@@ -153,6 +156,13 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             return element
 
     def next_chunk(self, n: int) -> list:
+        if self.stepping:
+            if self.one_at_a_time:
+                return [self.__next__()]  # which takes its own step
+            ready, value = self._step()
+            if ready:
+                self.produced += 1
+                return [value]
         while True:
             sub = self._current()
             if sub is None:

@@ -123,83 +123,93 @@ class ReadTally:
         return log.add_chunk(self.key, os.getpid(), threading.get_ident(), start_ns, end_ns, elements)
 
 
-class TimedReads:
-    """A sub-iterator whose ``next`` calls are timed into a :class:`ReadTally`; all else forwards.
-    ``last_slice`` is the number of its last read logged while recording: the slot's producer
-    links the element to it."""
+class AroundReads:
+    """A slot's sub-iterator, ``inner``, with something done around each read: :meth:`begin` before,
+    :meth:`end` after (given what ``begin`` returned and the number of elements read, 0 when the read
+    raised); all else forwards."""
 
-    def __init__(self, inner: NodeIterator, tally: ReadTally):
-        self.inner, self.tally = inner, tally
-        self.last_slice: int | None = None
+    def __init__(self, inner: NodeIterator):
+        self.inner = inner
 
     def __next__(self) -> Any:
-        wall, cpu, elements = perf_ns(), thread_time_ns(), 0
+        token, elements = self.begin(), 0
         try:
             value = next(self.inner)
             elements = 1
-            return value
         finally:
-            number = self.tally.add(wall, perf_ns(), thread_time_ns() - cpu, elements)
-            if number is not None:
-                self.last_slice = number
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
-class GatedReads:
-    """An inline slot's sub-iterator while reader threads run beside it: each read takes a permit of
-    the gate too, so reads at once never exceed ``num_parallel_calls``; all else forwards."""
-
-    def __init__(self, inner: NodeIterator, gate: Gate):
-        self.inner, self.gate = inner, gate
-
-    def __next__(self) -> Any:
-        self.gate.acquire()
-        try:
-            return next(self.inner)
-        finally:
-            self.gate.release()
+            self.end(token, elements)
+        return value
 
     def next_chunk(self, n: int) -> list:
-        self.gate.acquire()
+        token, elements = self.begin(), 0
         try:
-            return self.inner.next_chunk(n)
+            chunk = self.inner.next_chunk(n)
+            elements = len(chunk)
         finally:
-            self.gate.release()
+            self.end(token, elements)
+        return chunk
+
+    def begin(self) -> Any:
+        raise NotImplementedError
+
+    def end(self, token: Any, elements: int) -> None:
+        raise NotImplementedError
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
 
-class ConsumerTimed:
-    """A slot's sub-iterator (reader or inline) during its phase of the trial: books what each call
+class TimedReads(AroundReads):
+    """A reader's sub-iterator, its reads timed into a :class:`ReadTally`. ``last_slice`` is the
+    number of its last read logged while recording: the slot's producer links the element to it."""
+
+    def __init__(self, inner: NodeIterator, tally: ReadTally):
+        super().__init__(inner)
+        self.tally = tally
+        self.last_slice: int | None = None
+
+    def begin(self) -> tuple[int, int]:
+        return perf_ns(), thread_time_ns()
+
+    def end(self, token: tuple[int, int], elements: int) -> None:
+        number = self.tally.add(token[0], perf_ns(), thread_time_ns() - token[1], elements)
+        if number is not None:
+            self.last_slice = number
+
+
+class GatedReads(AroundReads):
+    """An inline slot's sub-iterator while reader threads run beside it: each read takes a permit of
+    the gate too, so reads at once never exceed ``num_parallel_calls``."""
+
+    def __init__(self, inner: NodeIterator, gate: Gate):
+        super().__init__(inner)
+        self.gate = gate
+
+    def begin(self) -> None:
+        self.gate.acquire()
+
+    def end(self, token: None, elements: int) -> None:
+        self.gate.release()
+
+
+class ConsumerTimed(AroundReads):
+    """A slot's sub-iterator (reader or inline) during its phase of the trial: books what each read
     costs the consumer's thread (wall and CPU time), and the elements it gave, to the phase's book
     (see ``READ_NS``); ``opened`` (the clocks when the slot began to open) books the opening too."""
 
     def __init__(self, inner: NodeIterator, book: list[int], opened: tuple[int, int] | None):
-        self.inner, self.book = inner, book
+        super().__init__(inner)
+        self.book = book
         if opened is not None:
             self.book[OPEN_NS] += self._book(*opened)
             self.book[OPENS] += 1
 
-    def __next__(self) -> Any:
-        start, cpu = perf_ns(), thread_time_ns()
-        try:
-            value = next(self.inner)
-        finally:
-            self.book[READ_NS] += self._book(start, cpu)
-        self.book[ELEMENTS] += 1
-        return value
+    def begin(self) -> tuple[int, int]:
+        return perf_ns(), thread_time_ns()
 
-    def next_chunk(self, n: int) -> list:
-        start, cpu = perf_ns(), thread_time_ns()
-        try:
-            chunk = self.inner.next_chunk(n)
-        finally:
-            self.book[READ_NS] += self._book(start, cpu)
-        self.book[ELEMENTS] += len(chunk)
-        return chunk
+    def end(self, token: tuple[int, int], elements: int) -> None:
+        self.book[READ_NS] += self._book(*token)
+        self.book[ELEMENTS] += elements
 
     def _book(self, start: int, cpu: int) -> int:
         """Book the CPU time since ``cpu``; return the wall time since ``start``."""
@@ -212,9 +222,6 @@ class ConsumerTimed:
             self.inner.close()
         finally:
             self.book[OPEN_NS] += self._book(start, cpu)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 class SlotReader(BufferedIterator):
@@ -346,6 +353,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         self.parallelism = min(parallelism, node.cycle_length)
         self.deterministic = deterministic
         self.stepping = TRY_INLINE or not deterministic  # calls begin with _step (the trial, _any_ready)
+        self.one_at_a_time = not deterministic
         self.tunable = node.num_parallel_calls == AUTOTUNE
         # Every slot has a thread; the gate lets only `parallelism` of them read at once.
         self.gate = Gate(self.parallelism) if self.tunable or self.parallelism < node.cycle_length else None
@@ -534,13 +542,6 @@ class ParallelInterleaveIterator(InterleaveIterator):
             self._trial_step()
             self.stepping = self.phase is not None or not self.deterministic
         return (False, None) if self.deterministic else self._any_ready()
-
-    def next_chunk(self, n: int) -> list:
-        if not self.deterministic:
-            return [self.__next__()]
-        if self.phase is not None:
-            self._step()
-        return super().next_chunk(n)
 
     def _any_ready(self) -> tuple[bool, Any]:
         """An element already read by the current slot, else by any other open slot (in cycle order)."""

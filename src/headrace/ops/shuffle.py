@@ -9,8 +9,9 @@ import numpy as np
 from ..core.args import boolean, integer
 from ..core.counters import buffer_nbytes
 from ..core.errors import check
-from ..core.node import Access, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
+from ..core.node import Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
 from ..core.state import Bool, Child, Elements, Int, Seed
+from .support.index_reader import RandomAccessIterator
 
 _BLOCK = 1024  # uniforms drawn per numpy call; one numpy call per element would dominate the cost
 
@@ -187,7 +188,7 @@ class ShuffleIterator(NodeIterator[ShuffleNode]):
         return out
 
 
-class IndexShuffleIterator(NodeIterator[ShuffleNode]):
+class IndexShuffleIterator(RandomAccessIterator[ShuffleNode]):
     """The same shuffle over a random-access input, with the buffer holding indices, not elements.
 
     Elements are read by index when they leave the buffer, so the buffer costs 8 bytes per slot, and
@@ -202,27 +203,14 @@ class IndexShuffleIterator(NodeIterator[ShuffleNode]):
         Int("draws", high=lambda it, values: it.length),
     )
 
-    def __init__(self, node: ShuffleNode, ctx: Context, seed: int, iteration: int):
-        super().__init__(node)
-        self.parent_node = node.parents[0]
-        length = self.parent_node.random_access_length()
-        if length is None:  # never: ShuffleNode.iterator checked it
-            raise TypeError(f"{node!r}: its input {self.parent_node!r} cannot be read by index")
-        self.length = length
-        self.ctx = ctx
-        self.seed = seed
-        self.iteration = iteration
-        self._start_epoch(0)
-
-    def _start_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
+    def start_epoch(self, epoch: int) -> None:
+        super().start_epoch(epoch)
         self.draws = 0
         self._rng = np.random.Generator(
             np.random.PCG64(np.random.SeedSequence([self.seed, self.iteration, epoch]))
         )
         self._buffer = list(range(min(self.node.buffer_size, self.length)))
         self._next_input = len(self._buffer)
-        self._access = Access(self.ctx, self.iteration, epoch)
 
     def _pick(self, count: int) -> list[int]:
         """Advance the shuffle by ``count`` outputs; returns the chosen input indices."""
@@ -241,24 +229,18 @@ class IndexShuffleIterator(NodeIterator[ShuffleNode]):
         self.draws += count
         return out
 
-    def next_chunk(self, n: int) -> list:
+    def indices(self, n: int) -> np.ndarray:
         count = min(n, len(self._buffer))
         if count <= 0:
             raise StopIteration
-        indices = self._pick(count)
-        out = self.parent_node.elements_at(np.asarray(indices, dtype=np.int64), self._access)
-        self.produced += count
-        return out
-
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
+        return np.asarray(self._pick(count), dtype=np.int64)  # drawn: a failed read loses them
 
     def reset(self) -> None:
-        self._start_epoch(self.epoch + 1 if self.node.reshuffle_each_iteration else self.epoch)
+        self.start_epoch(self.epoch + 1 if self.node.reshuffle_each_iteration else self.epoch)
 
     def restored(self) -> None:
         remaining = self.draws
-        self._start_epoch(self.epoch)
+        self.start_epoch(self.epoch)
         while remaining > 0:  # replay the bookkeeping in blocks; no element is read
             step = min(remaining, 1 << 16)
             self._pick(step)
