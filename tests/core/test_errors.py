@@ -8,8 +8,8 @@ import pytest
 import headrace as hr
 from headrace.core.closures import CapturedValueChanged
 from headrace.core.errors import user_stacklevel
+from headrace.ops import map_parallel as parallel_map
 from headrace.ops.cache import CacheWarning
-from headrace.runtime import parallel_map
 
 
 def test_user_stacklevel_counts_to_the_first_frame_outside_headrace():

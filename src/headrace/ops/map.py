@@ -139,7 +139,7 @@ class MapNode(Node):
     ) -> NodeIterator:
         """The map on ``workers`` threads or processes over ``parent`` (also where a vectorised map
         that falls back per element goes on: it calls ``start_at`` on the result)."""
-        from ..runtime.parallel_map import ParallelMapIterator  # noqa: PLC0415 (threads, processes: on demand)
+        from .map_parallel import ParallelMapIterator  # noqa: PLC0415 (threads, processes: on demand)
 
         deterministic = ctx.options.deterministic if self.deterministic is None else self.deterministic
         return ParallelMapIterator(

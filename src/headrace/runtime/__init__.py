@@ -4,7 +4,8 @@
 - :mod:`.launcher`, :mod:`.pool`, :mod:`.worker`: worker processes (never importing ``__main__``),
   kept in a pool; :mod:`.pipeline_workers`: whole-pipeline workers (``parallelize``);
 - :mod:`.shm`: elements between processes with array buffers in shared memory;
-- :mod:`.parallel_map`, :mod:`.producer` (``prefetch``): the iterators (the parallel interleave lives with its op, ``ops/interleave_parallel.py``);
+- :mod:`.producer`: a background thread filling a buffer (``prefetch``, the parallel interleave's reads);
+  the ops' own iterators live with their ops (``ops/map_parallel.py``, ``ops/interleave_parallel.py``);
 - :mod:`.shutdown`: everything stops at interpreter exit; :mod:`.defaults`: documented defaults.
 
 Modules are imported on demand, so ``import headrace`` starts no thread and imports no
