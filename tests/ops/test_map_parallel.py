@@ -16,7 +16,8 @@ from headrace.runtime.pool import get_pool
 from headrace.runtime.processes import ProcessExecutor
 from headrace.runtime.threads import ThreadExecutor
 
-from .conftest import process_state, wait_until
+# the runtime tests' guard: every test leaves no headrace thread, worker process or shared memory behind
+from ..runtime.conftest import leaves_nothing_behind, process_state, wait_until  # noqa: F401
 
 pytestmark = pytest.mark.timeout(60)
 # Process workers get this module's functions by value instead of importing it (and pytest) each.

@@ -38,15 +38,15 @@ from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.run import Run
 from ..core.state import ERROR, INPUT, NO_INPUT, OUTPUT, encode_element
-from . import choose, worker
-from .calls import apply
-from .defaults import available_cpus, in_flight_window
-from .executors import Executor
-from .inline import InlineExecutor
-from .pool import processes_unavailable
-from .processes import ProcessExecutor, WorkerDied, describe_unavailable
-from .snapshots import SnapshotPolicy
-from .threads import ThreadExecutor
+from ..runtime import choose, worker
+from ..runtime.calls import apply
+from ..runtime.defaults import available_cpus, in_flight_window
+from ..runtime.executors import Executor
+from ..runtime.inline import InlineExecutor
+from ..runtime.pool import processes_unavailable
+from ..runtime.processes import ProcessExecutor, WorkerDied, describe_unavailable
+from ..runtime.snapshots import SnapshotPolicy
+from ..runtime.threads import ThreadExecutor
 
 # Threads an AUTOTUNE map may grow to. Threads waiting on I/O use no CPU, so an I/O-bound stage may
 # have many more than the cores; the tuner's model keeps CPU-bound stages at the cores.
