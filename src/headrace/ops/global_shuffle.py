@@ -91,8 +91,7 @@ class GlobalShuffleIterator(RandomAccessIterator[GlobalShuffleNode]):
     )
 
     def start_epoch(self, epoch: int) -> None:
-        super().start_epoch(epoch)
-        self.position = 0  # index in the shuffled order of the next element to hand out
+        super().start_epoch(epoch)  # position: index in the shuffled order of the next element
         self._permutation = IndexPermutation(self.length, [self.seed, self.iteration, epoch])
         self._ahead: list = []  # elements read ahead; recomputable, so never part of the state
         self._ahead_start = 0
@@ -122,10 +121,7 @@ class GlobalShuffleIterator(RandomAccessIterator[GlobalShuffleNode]):
         count = min(n, self.length - self.position)
         if count <= 0:
             raise StopIteration
-        return self._permuted(self.position, count)
-
-    def moved(self, count: int) -> None:
-        self.position += count
+        return self._permuted(self.position, count)  # a failed read is tried again
 
     def seek_forward(self, n: int) -> int:
         count = max(0, min(n, self.length - self.position))

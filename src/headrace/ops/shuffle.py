@@ -245,3 +245,4 @@ class IndexShuffleIterator(RandomAccessIterator[ShuffleNode]):
             step = min(remaining, 1 << 16)
             self._pick(step)
             remaining -= step
+        self.position = self.draws

@@ -4,7 +4,8 @@ indices) and shuffle over a random-access input (a buffer of indices).
 
 An op fills in :meth:`~RandomAccessIterator.indices`, the input indices of its next chunk, and
 extends :meth:`~RandomAccessIterator.start_epoch` with its order's own values; this class reads the
-chunks, counts ``produced`` and keeps the seed, the iteration and the epoch the order derives from.
+chunks, counts ``position`` and ``produced`` and keeps the seed, the iteration and the epoch the
+order derives from.
 """
 
 from __future__ import annotations
@@ -35,11 +36,12 @@ class RandomAccessIterator(NodeIterator[NodeT]):
         """Start epoch ``epoch``'s order (an op extends this with its own values)."""
         self.epoch = epoch
         self.access = Access(self.ctx, self.iteration, epoch)
+        self.position = 0  # elements handed out this epoch: a chunk counts once it was read
 
     def next_chunk(self, n: int) -> list:
         indices = self.indices(n)
         out = self.parent_node.elements_at(indices, self.access)
-        self.moved(len(out))
+        self.position += len(out)
         self.produced += len(out)
         return out
 
@@ -50,7 +52,3 @@ class RandomAccessIterator(NodeIterator[NodeT]):
         """The input indices of the next 1..``n`` elements (int64); StopIteration at the end of the
         epoch."""
         raise NotImplementedError
-
-    def moved(self, count: int) -> None:
-        """The ``count`` elements at the last :meth:`indices` were read: move past them, if
-        :meth:`indices` did not (a failed read is tried again)."""
