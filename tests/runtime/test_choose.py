@@ -332,6 +332,29 @@ def test_processes_slower_than_inline_give_way_to_inline(monkeypatch):
     assert mapped["executor"] == "inline"  # the later epoch keeps the trial's verdict
 
 
+def test_a_run_that_ends_mid_trial_says_inline_is_being_tried(monkeypatch):
+    # Between the switch to inline and the verdict the executor reads inline; the reason must say so
+    # (it kept the probe's "processes" reason), and the verdict then replaces it.
+    def optimistic(fn, calls, workers, cpus, inputs=(), more=None):
+        return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
+
+    monkeypatch.setattr(choose, "probe", optimistic)
+    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
+    ds = hr.Dataset.range(3_000).map(_big, num_parallel_calls=2)
+    it = iter(ds)
+    seen, got = [], []
+    for row in it:
+        got.append(int(row[0]))
+        counters = it.root.counters()
+        seen.append((counters["executor"], counters["executor_reason"]))
+    assert got == list(range(3_000))
+    during = [reason for kind, reason in seen if kind == "inline" and "trying inline" in reason]
+    assert during and all("trying inline against processes" in r and "told so" in r for r in during), seen[-1]
+    assert not any(kind == "inline" and reason == "told so" for kind, reason in seen)  # never stale
+    final = seen[-1][1]
+    assert "inline kept" in final and "trying inline" not in final and final.endswith("told so"), final
+
+
 def test_a_checkpoint_across_the_switch_resumes_exactly(monkeypatch):
     def optimistic(fn, calls, workers, cpus, inputs=(), more=None):
         return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []

@@ -443,13 +443,13 @@ class ParallelMapIterator(NodeIterator):
         trial = self._trial
         if trial is None:
             return
-        phase, since, produced, workers_ns = trial
+        phase, since, produced, workers_ns = trial[:4]
         if phase == "warm":  # worker start and the first chunks are not judged
             if self.produced >= self.window:
                 self._trial = ["workers", self.in_call_ns, self.produced, 0.0]
             return
         if phase == "switched":  # the call that drained the workers counts for neither side
-            self._trial = ["inline", self.in_call_ns, self.produced, workers_ns]
+            self._trial = ["inline", self.in_call_ns, self.produced, workers_ns, trial[4]]
             return
         count = self.produced - produced
         spent = self.in_call_ns - since
@@ -465,8 +465,17 @@ class ParallelMapIterator(NodeIterator):
             self._trial = ["switched", 0, 0, per_element]
             self._workers_kind = self.kind or "thread"
             self.kind = "inline"
+            # What explain() and the report say if the run ends before the verdict: the executor
+            # reads inline from here on, and the reason says why (the probe's reason stays in the trial).
+            self._trial.append(self.kind_reason)
+            what = "processes" if self._workers_kind == "process" else "threads"
+            self.kind_reason = (
+                f"trying inline against {what} ({what} cost the consumer {per_element / 1e3:,.1f} us per "
+                f"element); the probe had measured: {self.kind_reason}"
+            )
             self._handle.executor = InlineExecutor(self.fn)
             return
+        self.kind_reason = trial[4]  # the probe's, kept while the trial's progress was shown
         self._trial = None
         kind = self._workers_kind
         what = "processes" if kind == "process" else "threads"
