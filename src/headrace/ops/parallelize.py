@@ -55,7 +55,7 @@ class ParallelizeNode(Node):
     def iterator(self, ctx: Context) -> NodeIterator:
         if ctx.probe:  # looking at the first element needs no workers
             return self.parents[0].iterator(ctx)
-        from ..runtime.pipeline_workers import ParallelizeIterator, serial_fallback  # noqa: PLC0415
+        from .parallelize_workers import ParallelizeIterator, serial_fallback  # noqa: PLC0415
 
         fallback = serial_fallback(self, ctx)
         if fallback is not None:

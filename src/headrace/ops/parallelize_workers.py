@@ -30,13 +30,24 @@ from ..core import counters
 from ..core.errors import CheckpointError, WorkerError, add_note, attempt, user_stacklevel
 from ..core.node import Context, NodeIterator, note_stage, perf_ns
 from ..core.state import encode_element
-from . import shutdown as registry
-from .launcher import EXIT_STATUS_SECONDS
-from .messages import BadMessage, Chunk, InitFailed, Message, PipelineJob, Pull, Reset, SetState, pack, unpack
-from .pool import WorkerProcess, get_pool, processes_unavailable
-from .processes import WorkerDied, decode_result, unpack_error
-from .shm import cleanup, segment_prefix
-from .worker import where
+from ..runtime import shutdown as registry
+from ..runtime.launcher import EXIT_STATUS_SECONDS
+from ..runtime.messages import (
+    BadMessage,
+    Chunk,
+    InitFailed,
+    Message,
+    PipelineJob,
+    Pull,
+    Reset,
+    SetState,
+    pack,
+    unpack,
+)
+from ..runtime.pool import WorkerProcess, get_pool, processes_unavailable
+from ..runtime.processes import WorkerDied, decode_result, unpack_error
+from ..runtime.shm import cleanup, segment_prefix
+from ..runtime.worker import where
 
 CHUNK_SECONDS = 0.005  # work per chunk: a message and a state snapshot spread over this much
 MAX_CHUNK = 512
@@ -123,7 +134,7 @@ def _drain(worker: WorkerProcess, share: _Share, deadline: int) -> bool:
 
 def _discard(reply: Message | None) -> None:
     """Remove the shared memory files of a reply nobody will read."""
-    from .shm import discard  # noqa: PLC0415
+    from ..runtime.shm import discard  # noqa: PLC0415
 
     if isinstance(reply, Chunk):
         for ok, payload in reply.items:
@@ -155,7 +166,7 @@ class ParallelizeIterator(NodeIterator):
 
     # --- starting -----------------------------------------------------------------------------
     def _start(self) -> None:
-        from .pickling import dumps  # noqa: PLC0415
+        from ..runtime.pickling import dumps  # noqa: PLC0415
 
         workers = self._workers
         registry.register(workers)

@@ -17,7 +17,9 @@ import headrace as hr
 from headrace import InvalidArgumentError, WorkerError
 
 from ..helpers.checkpoint import check_checkpoints
-from .conftest import all_gone, wait_until
+
+# the runtime tests' guard: every test leaves no headrace thread, worker process or shared memory behind
+from ..runtime.conftest import all_gone, leaves_nothing_behind, wait_until  # noqa: F401
 
 pytestmark = pytest.mark.timeout(120)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
