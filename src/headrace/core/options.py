@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 
 from .args import boolean, integer
 from .errors import InvalidArgumentError
@@ -62,64 +62,139 @@ def _is_threads(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
-_TF_ONLY_OPTIMIZATIONS = (
-    "apply_default_optimizations",
-    "filter_fusion",
-    "filter_parallelization",
-    "map_and_batch_fusion",
-    "map_and_filter_fusion",
-    "map_parallelization",
-    "parallel_batch",
-    "seq_interleave_prefetch",
-    "shuffle_and_repeat_fusion",
-)
-
-
+_T = TypeVar("_T")
+_G = TypeVar("_G", bound="OptionsBase")
+_F = TypeVar("_F", bound="_Field[Any]")
 _Options = TypeVar("_Options", bound="OptionsBase")
 
 
-class OptionsBase:
-    """Settings object whose fields are declared in ``_fields`` as name -> (default, validator, allowed).
-
-    Unset fields report their default; ``merge`` lets fields set on the right win.
+class _Field(Generic[_T]):
+    """A declared option of an :class:`OptionsBase` (a data descriptor): instances read ``_T``,
+    assignments are normalised (numpy scalars count as Python ones) and validated here, in one place.
     """
 
-    _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {}
+    name = ""
+
+    def __init__(self, valid: Callable[[Any], bool], allowed: str) -> None:
+        self.valid = valid
+        self.allowed = allowed  # the error's words for what ``valid`` accepts
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self: _F, obj: None, owner: type | None = None) -> _F: ...
+    @overload
+    def __get__(self, obj: OptionsBase, owner: type | None = None) -> _T: ...
+    def __get__(self, obj: OptionsBase | None, owner: type | None = None) -> Any:
+        return self if obj is None else self.read(obj)
+
+    def read(self, obj: OptionsBase) -> _T:
+        raise NotImplementedError
+
+    def __set__(self, obj: OptionsBase, value: object) -> None:
+        value = boolean(integer(value))  # numpy scalars count as Python ones
+        if not self.valid(value):
+            raise InvalidArgumentError(
+                f"{type(obj).__name__}.{self.name}={value!r} is not allowed: {self.allowed}"
+            )
+        obj._values[self.name] = value
+
+
+class Option(_Field[_T]):
+    """An option with a value: ``seed: Option[int | None] = Option(None, _is_seed, "None or an int")``.
+    Unset, it reads ``default``."""
+
+    def __init__(self, default: _T, valid: Callable[[Any], bool], allowed: str) -> None:
+        super().__init__(valid, allowed)
+        self.default = default
+
+    def read(self, obj: OptionsBase) -> _T:
+        value: _T = obj._values.get(self.name, self.default)
+        return value
+
+
+class Group(_Field[_G]):
+    """A group of options (``options.autotune``): made on first access, so
+    ``options.autotune.cpu_budget = 2`` works on a fresh ``Options``; assigning needs a ``kind``."""
+
+    def __init__(self, kind: type[_G]) -> None:
+        article = "an" if kind.__name__[0] in "AEIOU" else "a"
+        super().__init__(lambda value: isinstance(value, kind), f"{article} {kind.__name__}")
+        self.kind = kind
+
+    def read(self, obj: OptionsBase) -> _G:
+        group: _G | None = obj._values.get(self.name)
+        if group is None:
+            group = obj._values[self.name] = self.kind()
+        return group
+
+
+class Alias(Generic[_T]):
+    """tf.data's other name for a field (``experimental_deterministic`` -> ``deterministic``): reads
+    and assignments go to ``target``."""
+
+    def __init__(self, target: _Field[_T]) -> None:
+        self.target = target
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> Alias[_T]: ...
+    @overload
+    def __get__(self, obj: OptionsBase, owner: type | None = None) -> _T: ...
+    def __get__(self, obj: OptionsBase | None, owner: type | None = None) -> Any:
+        return self if obj is None else self.target.read(obj)
+
+    def __set__(self, obj: OptionsBase, value: object) -> None:
+        self.target.__set__(obj, value)
+
+
+class OptionsBase:
+    """Settings object whose fields are declared as class attributes (:class:`Option`,
+    :class:`Group`, :class:`Alias`), so each reads as its declared type.
+
+    Unset fields report their default; ``merge`` lets fields set on the right win. Reading or
+    setting a name that is not declared raises :class:`UnknownOptionError`.
+    """
+
+    #: name -> declared field, in declaration order (collected by ``__init_subclass__``).
+    _fields: ClassVar[dict[str, _Field[Any]]] = {}
     #: tf.data's other names for a field (``experimental_deterministic`` -> ``deterministic``).
     _aliases: ClassVar[dict[str, str]] = {}
+    _values: dict[str, Any]  # the fields that were set (groups once made)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fields: dict[str, _Field[Any]] = {}
+        aliases: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):
+            for name, attr in vars(klass).items():
+                if isinstance(attr, _Field):
+                    fields[name] = attr
+                elif isinstance(attr, Alias):
+                    aliases[name] = attr.target.name
+        cls._fields, cls._aliases = fields, aliases
 
     def __init__(self, **kwargs: Any):
         object.__setattr__(self, "_values", {})
         for name, value in kwargs.items():
             setattr(self, name, value)
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):  # copy/pickle probe dunders: plain AttributeError
-            raise AttributeError(name)
-        fields = type(self)._fields
-        name = type(self)._aliases.get(name, name)
-        if name in fields:
-            default = fields[name][0]
-            if isinstance(default, type) and issubclass(default, OptionsBase):
-                # A group of options (``options.autotune.cpu_budget = 2``): made on first access.
-                return self._values.setdefault(name, default())
-            return self._values.get(name, default)
-        raise UnknownOptionError(
-            f"{type(self).__name__} has no option {name!r}; known: {', '.join(sorted(fields))}"
+    def _unknown(self, name: str) -> UnknownOptionError:
+        return UnknownOptionError(
+            f"{type(self).__name__} has no option {name!r}; known: {', '.join(sorted(type(self)._fields))}"
         )
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        fields = type(self)._fields
-        name = type(self)._aliases.get(name, name)
-        if name not in fields:
-            raise UnknownOptionError(
-                f"{type(self).__name__} has no option {name!r}; known: {', '.join(sorted(fields))}"
-            )
-        value = boolean(integer(value))  # numpy scalars count as Python ones
-        _, valid, allowed = fields[name]
-        if not valid(value):
-            raise InvalidArgumentError(f"{type(self).__name__}.{name}={value!r} is not allowed: {allowed}")
-        self._values[name] = value
+    if not TYPE_CHECKING:  # hidden from mypy, so that a misspelt option is a type error there too
+
+        def __getattr__(self, name: str) -> Any:  # only names that are not declared get here
+            if name.startswith("__"):  # copy/pickle probe dunders: plain AttributeError
+                raise AttributeError(name)
+            raise self._unknown(name)
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name not in type(self)._fields and name not in type(self)._aliases:
+                raise self._unknown(name)
+            object.__setattr__(self, name, value)  # the field's descriptor validates
 
     def is_set(self, name: str) -> bool:
         return type(self)._aliases.get(name, name) in self._values
@@ -165,8 +240,8 @@ def _is_config(value: Any) -> bool:
     )
 
 
-def _is_sub(kind: type) -> Callable[[Any], bool]:
-    return lambda value: isinstance(value, kind)
+def _tf_only() -> Option[bool | None]:
+    return Option(None, _is_optional_bool, "None, True or False")
 
 
 class AutotuneOptions(OptionsBase):
@@ -181,17 +256,20 @@ class AutotuneOptions(OptionsBase):
       and never changed, so a tuned pipeline can be frozen.
     """
 
-    _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {
-        "enabled": (True, _is_bool, "True or False"),
-        "cpu_budget": (None, _is_budget, "None or a positive int"),
-        "ram_budget": (None, _is_budget, "None or a positive int (bytes)"),
-        "ram_budget_fraction": (0.5, _is_fraction, "a number in (0, 1]"),
-        "tuned_config": (None, _is_config, "None or the dict from Stats.tuned_config()"),
-        # tf.data's; accepted, not used (headrace's tuner is one algorithm).
-        "autotune_algorithm": (None, _is_enum(AutotuneAlgorithm), "None or an AutotuneAlgorithm"),
-        "initial_parallelism": (None, _is_threads, "None or an int >= 0"),
-        "min_parallelism": (None, _is_threads, "None or an int >= 0"),
-    }
+    enabled: Option[bool] = Option(True, _is_bool, "True or False")
+    cpu_budget: Option[int | None] = Option(None, _is_budget, "None or a positive int")
+    ram_budget: Option[int | None] = Option(None, _is_budget, "None or a positive int (bytes)")
+    ram_budget_fraction: Option[float] = Option(0.5, _is_fraction, "a number in (0, 1]")
+    tuned_config: Option[dict[str, dict[str, Any]] | None] = Option(
+        None, _is_config, "None or the dict from Stats.tuned_config()"
+    )
+    # tf.data's; accepted, not used (headrace's tuner is one algorithm). Held as given: an IntEnum
+    # member is kept as its int.
+    autotune_algorithm: Option[int | None] = Option(
+        None, _is_enum(AutotuneAlgorithm), "None or an AutotuneAlgorithm"
+    )
+    initial_parallelism: Option[int | None] = Option(None, _is_threads, "None or an int >= 0")
+    min_parallelism: Option[int | None] = Option(None, _is_threads, "None or an int >= 0")
 
 
 class OptimizationOptions(OptionsBase):
@@ -213,15 +291,21 @@ class OptimizationOptions(OptionsBase):
       asked for; the bottleneck report says when a final prefetch would help.
     """
 
-    _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {
-        "map_fusion": (True, _is_bool, "True or False"),
-        "map_batch_vectorization": (True, _is_bool, "True or False"),
-        "map_vectorization": (True, _is_bool, "True or False"),
-        "noop_elimination": (True, _is_bool, "True or False"),
-        "inject_prefetch": (False, _is_bool, "True or False"),
-        # tf.data's graph rewrites that have no counterpart here: accepted, not used (see docs/porting.md).
-        **{name: (None, _is_optional_bool, "None, True or False") for name in _TF_ONLY_OPTIMIZATIONS},
-    }
+    map_fusion: Option[bool] = Option(True, _is_bool, "True or False")
+    map_batch_vectorization: Option[bool] = Option(True, _is_bool, "True or False")
+    map_vectorization: Option[bool] = Option(True, _is_bool, "True or False")
+    noop_elimination: Option[bool] = Option(True, _is_bool, "True or False")
+    inject_prefetch: Option[bool] = Option(False, _is_bool, "True or False")
+    # tf.data's graph rewrites that have no counterpart here: accepted, not used (see docs/porting.md).
+    apply_default_optimizations: Option[bool | None] = _tf_only()
+    filter_fusion: Option[bool | None] = _tf_only()
+    filter_parallelization: Option[bool | None] = _tf_only()
+    map_and_batch_fusion: Option[bool | None] = _tf_only()
+    map_and_filter_fusion: Option[bool | None] = _tf_only()
+    map_parallelization: Option[bool | None] = _tf_only()
+    parallel_batch: Option[bool | None] = _tf_only()
+    seq_interleave_prefetch: Option[bool | None] = _tf_only()
+    shuffle_and_repeat_fusion: Option[bool | None] = _tf_only()
 
 
 class ThreadingOptions(OptionsBase):
@@ -232,24 +316,21 @@ class ThreadingOptions(OptionsBase):
     - ``max_intra_op_parallelism`` (None): accepted, not used (headrace runs no TensorFlow ops).
     """
 
-    _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {
-        "private_threadpool_size": (None, _is_threads, "None, 0 (the default) or a positive int"),
-        "max_intra_op_parallelism": (None, _is_threads, "None, 0 or a positive int"),
-    }
+    private_threadpool_size: Option[int | None] = Option(
+        None, _is_threads, "None, 0 (the default) or a positive int"
+    )
+    max_intra_op_parallelism: Option[int | None] = Option(None, _is_threads, "None, 0 or a positive int")
 
 
 class DistributeOptions(OptionsBase):
     """``options.experimental_distribute``: accepted, not used. headrace has no tf.distribute; shard
     explicitly with ``Dataset.shard(num_workers, worker_index)``."""
 
-    _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {
-        "auto_shard_policy": (
-            AutoShardPolicy.AUTO,
-            _is_enum(AutoShardPolicy),
-            "an AutoShardPolicy (OFF, AUTO, FILE, DATA, HINT)",
-        ),
-        "num_devices": (None, _is_threads, "None or a positive int"),
-    }
+    # Held as given: an AutoShardPolicy assigned is kept as its int (the default is the member).
+    auto_shard_policy: Option[int] = Option(
+        AutoShardPolicy.AUTO, _is_enum(AutoShardPolicy), "an AutoShardPolicy (OFF, AUTO, FILE, DATA, HINT)"
+    )
+    num_devices: Option[int | None] = Option(None, _is_threads, "None or a positive int")
 
 
 class Options(OptionsBase):
@@ -284,41 +365,32 @@ class Options(OptionsBase):
     headrace.core.errors.InvalidArgumentError: Options.deterministic='yes' is not allowed: True or False
     """
 
-    _fields: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {
-        "deterministic": (True, _is_bool, "True or False"),
-        "seed": (None, _is_seed, "None or an int in [0, 2**63)"),
-        "autotune": (AutotuneOptions, _is_sub(AutotuneOptions), "an AutotuneOptions"),
-        "experimental_optimization": (
-            OptimizationOptions,
-            _is_sub(OptimizationOptions),
-            "an OptimizationOptions",
-        ),
-        "threading": (ThreadingOptions, _is_sub(ThreadingOptions), "a ThreadingOptions"),
-        "experimental_distribute": (DistributeOptions, _is_sub(DistributeOptions), "a DistributeOptions"),
-        "experimental_slack": (None, _is_optional_bool, "None, True or False"),
-        "experimental_external_state_policy": (
-            None,
-            _is_enum(ExternalStatePolicy),
-            "None or an ExternalStatePolicy",
-        ),
-        "experimental_symbolic_checkpoint": (None, _is_optional_bool, "None, True or False"),
-        "experimental_warm_start": (None, _is_optional_bool, "None, True or False"),
-        "experimental_service": (
-            None,
-            lambda v: v is None or hasattr(v, "__dict__"),
-            "None or a ServiceOptions",
-        ),
-        "dataset_name": (None, lambda v: v is None or isinstance(v, str), "None or a str"),
-        "framework_type": (
-            None,
-            lambda v: v is None or isinstance(v, (list, tuple)),
-            "None or a list of str",
-        ),
-    }
-    _aliases: ClassVar[dict[str, str]] = {
-        "experimental_deterministic": "deterministic",
-        "experimental_threading": "threading",
-    }
+    deterministic: Option[bool] = Option(True, _is_bool, "True or False")
+    seed: Option[int | None] = Option(None, _is_seed, "None or an int in [0, 2**63)")
+    autotune: Group[AutotuneOptions] = Group(AutotuneOptions)
+    experimental_optimization: Group[OptimizationOptions] = Group(OptimizationOptions)
+    threading: Group[ThreadingOptions] = Group(ThreadingOptions)
+    experimental_distribute: Group[DistributeOptions] = Group(DistributeOptions)
+    experimental_slack: Option[bool | None] = Option(None, _is_optional_bool, "None, True or False")
+    experimental_external_state_policy: Option[int | None] = Option(
+        None, _is_enum(ExternalStatePolicy), "None or an ExternalStatePolicy"
+    )
+    experimental_symbolic_checkpoint: Option[bool | None] = Option(
+        None, _is_optional_bool, "None, True or False"
+    )
+    experimental_warm_start: Option[bool | None] = Option(None, _is_optional_bool, "None, True or False")
+    experimental_service: Option[object] = Option(
+        None, lambda v: v is None or hasattr(v, "__dict__"), "None or a ServiceOptions"
+    )
+    dataset_name: Option[str | None] = Option(
+        None, lambda v: v is None or isinstance(v, str), "None or a str"
+    )
+    framework_type: Option[list[str] | tuple[str, ...] | None] = Option(
+        None, lambda v: v is None or isinstance(v, (list, tuple)), "None or a list of str"
+    )
+    # tf.data's other names.
+    experimental_deterministic: Alias[bool] = Alias(deterministic)
+    experimental_threading: Alias[ThreadingOptions] = Alias(threading)
 
     def merge(self, other: OptionsBase) -> Options:
         merged = super().merge(other)

@@ -59,7 +59,7 @@ class Tuner:
         self._trials: dict[str, tuple[int, float]] = {}
         self._ceilings: dict[str, tuple[int, int, int]] = {}  # stage -> (value, until round, backoff)
         self._ceiling_reasons: dict[str, str] = {}
-        if self.frozen:
+        if self.options.tuned_config is not None:  # self.frozen
             self._apply_frozen(self.options.tuned_config)
 
     @property
