@@ -332,6 +332,20 @@ def test_processes_slower_than_inline_give_way_to_inline(monkeypatch):
     assert mapped["executor"] == "inline"  # the later epoch keeps the trial's verdict
 
 
+def test_pairs_that_barely_overlap_hold_threads_to_what_they_showed():
+    # The GIL share says threads would gain; two calls at once ran no faster than one after the other
+    # (waking threads and handing the GIL over cost the overlap): inline, and the reason says why.
+    told = choose.decide(2, 2, cpu_seconds=1.5e-4, wall_seconds=1.5e-4, gil=0.05)
+    assert told.kind == "thread", told.reason
+    held = choose.decide(2, 2, cpu_seconds=1.5e-4, wall_seconds=1.5e-4, gil=0.05, overlap=0.95)
+    assert held.kind == "inline" and "two calls at once ran 0.95x" in held.reason, held.reason
+    # pairs that overlapped well leave the GIL model alone (16 threads, not processes, for a GIL-free call)
+    overlapped = choose.decide(16, 16, cpu_seconds=1.5e-3, wall_seconds=1.5e-3, gil=0.05, overlap=1.9)
+    assert overlapped.kind == "thread" and "16 threads reach ~15.8x" in overlapped.reason, overlapped.reason
+    # a middling pair bounds them by Amdahl's law for two: 1.3x means ~54% ran one at a time
+    assert 1.5 < choose._capped(99.0, 1.3, 16, 1.5e-3) < 1.9
+
+
 def test_a_run_that_ends_mid_trial_says_inline_is_being_tried(monkeypatch):
     # Between the switch to inline and the verdict the executor reads inline; the reason must say so
     # (it kept the probe's "processes" reason), and the verdict then replaces it.
