@@ -102,6 +102,7 @@ class ParallelMapIterator(NodeIterator):
         self.kind_reason = f"executor={executor!r} was given" if executor else "not chosen yet"
         self.gil_fraction: float | None = None  # measured when executor=None (see runtime.choose)
         self.gil_range: tuple[float, float] | None = None  # when the probe's pairs disagreed
+        self.solo_cpu_ns = 0  # CPU of one call alone (the probe's), 0 when not measured
         self.active = workers  # workers that may compute at once (the autotuner lowers it for cheap stages)
         self.iteration = iteration
         self.epoch = 0
@@ -215,6 +216,7 @@ class ParallelMapIterator(NodeIterator):
             if choice.final:  # else (a short first epoch, an error) the next iteration measures again
                 self.run.remember(self.node, choice)
         self.kind, self.kind_reason, self.gil_fraction = choice.kind, choice.reason, choice.gil_fraction
+        self.solo_cpu_ns = int((choice.cpu_seconds or 0.0) * 1e9)  # a call alone, as the probe measured it
         self.gil_range = choice.gil_range
         if choice.kind in ("process", "thread") and choice.gil_fraction is not None and not choice.tried:
             self._trial = ["warm", 0, 0, 0.0]
@@ -508,17 +510,21 @@ class ParallelMapIterator(NodeIterator):
         costs to compute: inline pays at least that per element, in the consumer's thread."""
         executor = self.executor
         computed, cpu_ns = getattr(executor, "computed", 0), getattr(executor, "computed_cpu_ns", 0)
-        if (
-            self.kind != "thread"
-            or computed < TRIAL_ELEMENTS
-            or per_element >= TRIAL_CLEAR_WIN * (cpu_ns / computed)
-        ):
+        if self.kind != "thread" or computed < TRIAL_ELEMENTS:
+            return False
+        # What inline would pay per element: the workers' CPU per element, or a call alone as the probe
+        # measured it when less. Threads on busy cores take more CPU per call (the JPEG function took
+        # ~250 us in 2 threads on 2 cores against ~160 us alone) and must not look like a clear win.
+        cost = cpu_ns / computed
+        if self.solo_cpu_ns:
+            cost = min(cost, self.solo_cpu_ns)
+        if per_element >= TRIAL_CLEAR_WIN * cost:
             return False
         self._trial = None
         self.kind_reason = (
             f"{self.kind_reason}; running, threads cost the consumer {per_element / 1e3:,.1f} us per "
-            f"element, an element {cpu_ns / computed / 1e3:,.1f} us of CPU (what one worker in the "
-            "consumer's thread would pay at least): kept threads"
+            f"element, an element {cost / 1e3:,.1f} us of CPU (what one worker in the consumer's thread "
+            "would pay at least): kept threads"
         )
         choice = choose.Choice("thread", self.kind_reason, gil_fraction=self.gil_fraction, tried=True)
         self.run.remember(self.node, choice, revised=True)

@@ -585,9 +585,15 @@ def decide(
         return Choice("thread", "too few elements to measure two calls at once", **measured, final=False)
     wall = max(wall_seconds, cpu_seconds)
     move = PROCESS_COST_SECONDS if transport is None else transport
-    threads = _capped(_threads_gain(workers, wall, cpu_seconds, gil), overlap, workers, wall)
+    modelled = _threads_gain(workers, wall, cpu_seconds, gil)
+    threads = _capped(modelled, overlap, workers, wall)
     processes = min(workers, cpus * wall / cpu_seconds, wall / move) * wall / (wall + move)
-    numbers = f"{share}: {workers} threads reach ~{threads:.1f}x one worker, processes ~{processes:.1f}x"
+    reach = (
+        f"~{threads:.1f}x"
+        if threads >= modelled
+        else f"~{threads:.1f}x as paired (~{modelled:.1f}x by the GIL share)"
+    )
+    numbers = f"{share}: {workers} threads reach {reach} one worker, processes ~{processes:.1f}x"
     if transport is not None and transport > 2 * PROCESS_COST_SECONDS:
         numbers += (
             f" (moving an element and its result costs {transport * 1e6:,.0f} us, "
@@ -595,7 +601,9 @@ def decide(
         )
     if max(threads, processes) < INLINE_GAIN:
         return Choice("inline", numbers + ": one worker in the consumer's thread is faster", **measured)
-    if processes >= PROCESS_GAIN * threads:
+    # Which workers: the GIL model, as the pairs' speed also drops when other programs keep the cores
+    # busy (a hog beside a GIL-free call paired at ~1.0x), which slows processes as much.
+    if processes >= PROCESS_GAIN * modelled:
         return Choice("process", numbers, **measured)
     return Choice("thread", numbers, **measured)
 
