@@ -1290,8 +1290,13 @@ class Traced:
                         env.append(_per_row(step, run, values))
                     else:
                         env.append(step.fn(run, *values))
-        except Exception:
+        except Exception as exc:
             self.failed_op = step.name if step else "?"
+            # Also on the error itself: lanes run this at once, and the attribute is the last lane's.
+            try:
+                exc.headrace_failed_op = self.failed_op  # type: ignore[attr-defined]
+            except AttributeError:  # an exception type that takes no attributes: the shared one stands
+                pass
             raise
         if by_rows or any(type(v) is Rows for v in env):
             self.row_batches += 1
@@ -1739,7 +1744,7 @@ class ChunkMapIterator(MapIterator):
             logger.debug("%r: a chunk computed per element (%s)", self.node, out)
             if isinstance(out, NotThisBatch) or not attempt(_reference, self.fn, inputs, keys)[0]:
                 return None  # the per-element run raises (or holds) its error, naming the element
-            self._differs(traced, traced.failed_op, f"it raised {type(out).__name__}: {out}")
+            self._differs(traced, _failed_op(traced, out), f"it raised {type(out).__name__}: {out}")
             return None
         elements = _unstack(out, len(inputs))
         if not traced.checked:  # once per pipeline, as a trace is made once
@@ -1818,6 +1823,12 @@ def _unstack(out: Any, n: int) -> list:
     if type(out) is tuple and all(isinstance(v, (np.ndarray, Rows)) for v in out):  # flat, the usual
         return list(zip(*columns))
     return [pack_as(out, [column[i] for column in columns]) for i in range(n)]
+
+
+def _failed_op(traced: Traced, exc: BaseException) -> str:
+    """The op a failed traced call stopped at: the one its error carries (``Traced.run``), else the
+    traced function's last."""
+    return str(getattr(exc, "headrace_failed_op", traced.failed_op))
 
 
 #: batches a vectorised map computes at once, at most (each in its own thread)
@@ -1971,7 +1982,7 @@ class VectorizedMapIterator(NodeIterator):
             out = self._per_element(elements)
             if not isinstance(exc, NotThisBatch):
                 # It did not raise: the vectorised call is wrong where the per-element one is not.
-                self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+                self._differs(traced, _failed_op(traced, exc), f"it raised {type(exc).__name__}: {exc}")
             return out
         if not traced.checked:  # once per pipeline, as a trace is made once
             traced.checked = True
@@ -2045,7 +2056,7 @@ class VectorizedMapIterator(NodeIterator):
             logger.debug("%r: a batch computed per element (%s)", self.node, exc)
             self._drop_window()
             if not isinstance(exc, NotThisBatch):
-                self._differs(traced, traced.failed_op, f"it raised {type(exc).__name__}: {exc}")
+                self._differs(traced, _failed_op(traced, exc), f"it raised {type(exc).__name__}: {exc}")
             out = next(b)
             self.produced = b.produced
             return out
