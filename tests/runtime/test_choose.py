@@ -306,16 +306,18 @@ def _big(x):
     return np.full(32_768, x, dtype=np.int64)  # 256 KB: made in ~10 us, moved in far more
 
 
+def _told_processes(fn, calls, workers, cpus, inputs=(), more=None):
+    """A probe that says processes win, measuring nothing: the trial against inline must judge."""
+    return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
+
+
 def test_processes_slower_than_inline_give_way_to_inline(monkeypatch):
     # The probe is told processes win; running, each element costs far more to move (256 KB through
     # shared memory, copied out in the consumer) than to compute, so the trial against inline must
     # keep inline, say why, keep every element in order, and keep the verdict for the next epoch.
     # (A ~1 us function with small results was tried first: chunked transport made processes cost the
     # consumer 1.6 us an element against inline's 2.2 us on a busy machine, and they were rightly kept.)
-    def optimistic(fn, calls, workers, cpus, inputs=(), more=None):
-        return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
-
-    monkeypatch.setattr(choose, "probe", optimistic)
+    monkeypatch.setattr(choose, "probe", _told_processes)
     monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
     ds = hr.Dataset.range(3_000).map(_big, num_parallel_calls=2).batch(10)
     it = iter(ds)
@@ -349,10 +351,7 @@ def test_pairs_that_barely_overlap_hold_threads_to_what_they_showed():
 def test_a_run_that_ends_mid_trial_says_inline_is_being_tried(monkeypatch):
     # Between the switch to inline and the verdict the executor reads inline; the reason must say so
     # (it kept the probe's "processes" reason), and the verdict then replaces it.
-    def optimistic(fn, calls, workers, cpus, inputs=(), more=None):
-        return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
-
-    monkeypatch.setattr(choose, "probe", optimistic)
+    monkeypatch.setattr(choose, "probe", _told_processes)
     monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
     ds = hr.Dataset.range(3_000).map(_big, num_parallel_calls=2)
     it = iter(ds)
@@ -370,10 +369,7 @@ def test_a_run_that_ends_mid_trial_says_inline_is_being_tried(monkeypatch):
 
 
 def test_a_checkpoint_across_the_switch_resumes_exactly(monkeypatch):
-    def optimistic(fn, calls, workers, cpus, inputs=(), more=None):
-        return choose.Choice("process", "told so", cpu_seconds=1e-9, wall_seconds=1e-9, gil_fraction=1.0), []
-
-    monkeypatch.setattr(choose, "probe", optimistic)
+    monkeypatch.setattr(choose, "probe", _told_processes)
     monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
     ds = hr.Dataset.range(1_000).map(_double_in_python, num_parallel_calls=2)
     it = iter(ds)
