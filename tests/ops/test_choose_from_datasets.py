@@ -158,3 +158,57 @@ def test_choose_saved_state_format_is_pinned():
         "choices": [],
         "owed": [],
     }
+
+
+def test_choose_chunks_give_the_same_sequence_as_single_steps():
+    # The shared loop (ops/support/choosing.py) serves a run of equal choices with one pull, cut where
+    # the choices change, where the chunk is full and where a dataset runs out: every cut gives the
+    # elements of single steps.
+    runs = [0] * 300 + [1, 2, 1, 2] + [2] * 40 + [0, 1] * 30 + [1] * 9 + [2, 0, 0, 1]
+    for stop in (True, False):
+        ds = D.choose_from_datasets(
+            [D.range(320), D.range(100, 130), D.range(500, 560)], choices(*runs), stop_on_empty_dataset=stop
+        )
+        single = values(ds)
+        assert len(single) == (384 if stop else 393)
+        for size in (1, 2, 7, 64, 256, 1000):
+            assert [x for b in ds.batch(size) for x in b.tolist()] == single
+
+
+def test_choose_a_restored_state_with_every_input_ended_ends_instead_of_spinning():
+    # Reading choices from an endless choice dataset while every dataset is exhausted never ended.
+    ds = D.choose_from_datasets([D.range(2), D.range(2)], choices(0, 1).repeat(), stop_on_empty_dataset=False)
+    it = iter(ds.take(4))
+    assert values(it) == [0, 0, 1, 1]
+    state = iter(ds).get_state()
+    state["state"]["exhausted"] = [True, True]
+    fresh = iter(ds)
+    fresh.set_state(state)
+    assert list(fresh) == []
+
+
+def test_choose_saved_state_keeps_the_choices_pulled_and_not_used():
+    # After an input's error the rest of the pulled choices are saved, and restored where they were.
+    def f(x):
+        if x == 1001:
+            raise OSError("unreadable")
+        return x
+
+    def make():
+        return D.choose_from_datasets([D.range(100), D.range(1000, 1100).map(f)], choices(0, 0, 1, 1, 1, 0))
+
+    it = iter(make().batch(6))
+    with pytest.raises(OSError):
+        next(it)  # the batch holds 0, 1, 1000
+    state = it.get_state()
+    assert {k: v for k, v in state["state"]["parent"].items() if k != "datasets"} == {
+        "choice": {"index": 6},
+        "exhausted": [False, False],
+        "done": False,
+        "position": 4,
+        "choices": [1, 0],
+        "owed": [],
+    }
+    fresh = iter(make().batch(6))
+    fresh.set_state(state)
+    assert next(fresh).tolist() == [0, 1, 1000, 1002, 2]

@@ -260,3 +260,19 @@ def test_sample_saved_state_format_is_pinned():
     fixed = iter(D.sample_from_datasets([D.range(10), D.range(100, 110)], seed=7))
     next(fixed)
     assert fixed.get_state()["state"]["weights"] is None
+
+
+def test_sample_fixed_weights_state_counts_the_draws_used():
+    # With fixed weights the choices are drawn a block at a time; a state saves the draws used (served,
+    # or skipped at an exhausted dataset), not the block, and a restore draws the rest of it again.
+    ds = D.sample_from_datasets([D.range(3), D.range(100, 130)], seed=3)
+    it = iter(ds.batch(10))
+    first = [next(it).tolist() for _ in range(2)]
+    state = it.get_state()
+    assert state["state"]["parent"]["draws"] == 36  # 20 served, 16 drew the exhausted datasets[0]
+    assert state["state"]["parent"]["choices"] == []
+    rest = [b.tolist() for b in it]
+    fresh = iter(ds.batch(10))
+    fresh.set_state(state)
+    assert [b.tolist() for b in fresh] == rest
+    assert sorted(x for b in first + rest for x in b) == [*range(3), *range(100, 130)]

@@ -19,6 +19,7 @@ from ..core.node import (
 )
 from ..core.spec import TensorSpec, common_spec
 from ..core.state import Bool, Child, Children, Field, Int, Owed, StateFields
+from .support.choosing import ChoosingIterator
 from .support.state_fields import Bools, per_dataset
 
 
@@ -117,13 +118,16 @@ def _as_choice(value: Any) -> int | str:
 
 
 class _Choices(Field):
-    """Choices pulled and not yet served: checked when served, as fresh ones are."""
+    """Choices pulled and not yet served: checked when served, as fresh ones are (none once done)."""
 
     def save(self, stage: Any) -> list:
-        return list(stage.choices)
+        return [] if stage.done else stage.choices[stage.next :]
 
     def load(self, fields: StateFields, stage: Any, values: dict) -> list:
         return fields.list(self.name)
+
+    def restore(self, stage: Any, value: Any) -> None:
+        stage.choices, stage.next = value, 0
 
 
 class _Owed(Owed):
@@ -133,13 +137,13 @@ class _Owed(Owed):
         return super().load(fields, stage, {})
 
 
-class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
+class ChooseFromDatasetsIterator(ChoosingIterator[ChooseFromDatasetsNode]):
     state_fields = (
         Child("choice"),
         Children("datasets"),
         Bools("exhausted", length=per_dataset),
         Bool("done"),
-        Int("position"),
+        Int("position", "used"),  # choices used so far, for error messages
         _Choices("choices"),
         _Owed(),
     )
@@ -148,82 +152,20 @@ class ChooseFromDatasetsIterator(NodeIterator[ChooseFromDatasetsNode]):
         super().__init__(node, choice, *datasets)
         self.choice = choice
         self.datasets = datasets
-        self._start()
+        self.stop = node.stop_on_empty_dataset
+        self.start_choosing([False] * len(datasets))
 
-    def _start(self) -> None:
-        self.exhausted = [False] * len(self.datasets)
-        self.done = False
-        self.position = 0  # choices consumed so far, for error messages
-        self.choices: list = []  # pulled from choice_dataset, not yet served
+    def refill(self, n: int) -> list:
+        return [_as_choice(c) for c in self.choice.next_chunk(n)]
 
-    def _finish(self) -> None:
-        self.done = True
-        self.choices = []
-
-    def next_chunk(self, n: int) -> list:
-        if self.owed:  # after an error: the elements gathered before it, or the error held
-            out = self.serve_owed(n)
-            self.produced += len(out)
-            return out
-        out = []
-        stop = self.node.stop_on_empty_dataset
-        while len(out) < n and not self.done:
-            if not self.choices:
-                try:
-                    self.choices = [_as_choice(c) for c in self.choice.next_chunk(n - len(out))]
-                except StopIteration:
-                    self._finish()
-                    break
-                except BaseException as exc:
-                    return self.interrupted(out, exc)
-            choices = self.choices
-            c = choices[0]
-            if type(c) is not int or not 0 <= c < len(self.datasets):
-                del choices[0]
-                self.position += 1
-                return self.interrupted(
-                    out,
-                    InvalidArgumentError(
-                        f"{self.name}: choice_dataset element {self.position - 1} is {c}, but the choices "
-                        f"must be ints from 0 to {len(self.datasets) - 1} (one per dataset)"
-                    ),
-                )
-            if self.exhausted[c]:
-                if stop:
-                    self._finish()
-                    break
-                del choices[0]
-                self.position += 1
-                continue
-            run = 1  # consecutive equal choices are served with one chunk from that dataset
-            limit = min(len(choices), n - len(out))
-            while run < limit and choices[run] == c:
-                run += 1
-            try:
-                got = self.datasets[c].next_chunk(run)
-            except StopIteration:
-                self.exhausted[c] = True
-                if not stop and not all(self.exhausted):
-                    continue  # the choice is skipped on the next turn
-                self._finish()
-                break
-            except BaseException as exc:
-                del choices[0]  # the failing element used its choice; the run's others stay
-                self.position += 1
-                return self.interrupted(out, exc)
-            del choices[: len(got)]
-            self.position += len(got)
-            out.extend(got)
-        if not out:
-            raise StopIteration
-        self.produced += len(out)
-        return out
-
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
+    def bad_choice(self, choice: Any, index: int) -> Exception:
+        return InvalidArgumentError(
+            f"{self.name}: choice_dataset element {index} is {choice}, but the choices "
+            f"must be ints from 0 to {len(self.datasets) - 1} (one per dataset)"
+        )
 
     def reset(self) -> None:
         self.choice.reset()
         for it in self.datasets:
             it.reset()
-        self._start()
+        self.start_choosing([False] * len(self.datasets))

@@ -23,6 +23,7 @@ from ..core.node import (
 )
 from ..core.spec import common_spec
 from ..core.state import Bool, Children, Field, Int, Owed, Seed, StateFields
+from .support.choosing import ChoosingIterator
 from .support.state_fields import Bools, per_dataset
 
 _BLOCK = 256  # uniforms drawn per numpy call
@@ -193,10 +194,11 @@ class _Weights(Field):
 
 
 class _Choices(Field):
-    """Choices drawn and not yet served: dataset indices, or text for a bad weights vector."""
+    """Choices drawn with the weights dataset and not yet served: dataset indices, or text for a bad
+    weights vector (none with fixed weights: their draws are redrawn from ``draws``)."""
 
     def save(self, stage: Any) -> list:
-        return list(stage.choices)
+        return [] if stage.weights is None else stage.choices[stage.next :]
 
     def load(self, fields: StateFields, stage: Any, values: dict) -> list:
         high = len(stage.datasets) - 1
@@ -205,8 +207,19 @@ class _Choices(Field):
             for i, c in enumerate(fields.list(self.name))
         ]
 
+    def restore(self, stage: Any, value: Any) -> None:
+        stage.choices, stage.next = value, 0
 
-class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
+
+class _Draws(Int):
+    """Uniforms used this epoch: one per choice served or skipped with fixed weights (``used``), one
+    per vector drawn with a weights dataset (``draws``)."""
+
+    def save(self, stage: Any) -> int:
+        return stage.used if stage.weights is None else stage.draws
+
+
+class SampleFromDatasetsIterator(ChoosingIterator[SampleFromDatasetsNode]):
     state_fields = (
         Children("datasets"),
         _Weights("weights"),
@@ -215,7 +228,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
         Seed("seed"),
         Int("iteration"),
         Int("epoch"),
-        Int("draws", high=2**64 - 1),
+        _Draws("draws", high=2**64 - 1),
         _Choices("choices"),
         Owed(),
     )
@@ -231,6 +244,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
         inputs = [*datasets, weights] if weights is not None else datasets
         super().__init__(node, *inputs)
         self.datasets = datasets
+        self.stop = node.stop_on_empty_dataset
         self.weights = weights
         self.seed = seed
         self.iteration = iteration
@@ -241,37 +255,35 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
             self._last = max(i for i, w in enumerate(node.weights) if w > 0) if total > 0 else 0
         self._start(0)
 
-    def _start(self, epoch: int, draws: int = 0) -> None:
+    def _start(self, epoch: int) -> None:
         self.epoch = epoch
-        self.exhausted = [False] * len(self.datasets)
+        exhausted = [False] * len(self.datasets)
         if self.node.weights is not None:
             for i, w in enumerate(self.node.weights):
                 if w <= 0:
-                    self.exhausted[i] = True  # never drawn, so it never needs to run out
-        self.done = all(self.exhausted)
-        # Choices drawn with vectors from the weights dataset, not yet served (str: a bad vector).
-        self.choices: list = []
-        self._seek(draws)
+                    exhausted[i] = True  # never drawn, so it never needs to run out
+        self.start_choosing(exhausted)
+        self._seek(0)
 
     def _seek(self, draws: int) -> None:
         bits = np.random.PCG64(np.random.SeedSequence([self.seed, self.iteration, self.epoch]))
         if draws:
             bits.advance(draws)  # one uint64 per uniform double: the stream resumes exactly
         self._rng = np.random.Generator(bits)
-        self.draws = draws  # uniforms used so far this epoch
-        self._block: list = []
-        self._next = 0
+        self.draws = draws  # uniforms drawn so far this epoch
+        if self.weights is None:  # the choices pending are the rest of a block: drawn again from here
+            self.used = draws
+            self.choices, self.next = [], 0
 
-    def _peek_fixed(self) -> tuple[list, int]:
-        """The block of choices drawn with the fixed weights, and the offset of the next unused one."""
-        if self._next >= len(self._block):
-            uniforms = self._rng.random(_BLOCK)
-            choices = np.searchsorted(self._cumulative, uniforms, side="right")
-            self._block = np.minimum(choices, self._last).tolist()
-            self._next = 0
-        return self._block, self._next
+    def refill(self, n: int) -> list:
+        if self.weights is not None:
+            return self._draw_from_weights(self.weights, n)
+        uniforms = self._rng.random(_BLOCK)  # a block at a time: the draws ahead are redrawn on restore
+        self.draws += _BLOCK
+        choices = np.searchsorted(self._cumulative, uniforms, side="right")
+        return np.minimum(choices, self._last).tolist()
 
-    def _draw_from_weights(self, weights: NodeIterator, n: int) -> None:
+    def _draw_from_weights(self, weights: NodeIterator, n: int) -> list:
         """Pull up to ``n`` weight vectors from ``weights`` and draw one choice with each. A bad vector
         becomes a message, raised when its turn comes (the vectors after it keep their draws)."""
         vectors = weights.next_chunk(n)
@@ -279,6 +291,7 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
         uniforms = self._rng.random(len(vectors)).tolist()
         self.draws += len(vectors)
         size = self.node.num_datasets
+        choices: list = []
         for k, (vector, u) in enumerate(zip(vectors, uniforms)):
             try:
                 values = np.asarray(vector, dtype=np.float64)
@@ -291,76 +304,17 @@ class SampleFromDatasetsIterator(NodeIterator[SampleFromDatasetsNode]):
                 or np.any(values < 0)
                 or not positive.any()
             ):
-                self.choices.append(
+                choices.append(
                     f"{self.name}: element {first + k} of the weights dataset is {vector!r}; each must be "
                     f"{size} finite non-negative weights with a positive sum"
                 )
                 continue
             choice = int(np.searchsorted(np.cumsum(values) / values.sum(), u, side="right"))
-            self.choices.append(min(choice, int(np.flatnonzero(positive)[-1])))
+            choices.append(min(choice, int(np.flatnonzero(positive)[-1])))
+        return choices
 
-    def next_chunk(self, n: int) -> list:
-        if self.owed:  # after an error: the elements gathered before it, or the error held
-            out = self.serve_owed(n)
-            self.produced += len(out)
-            return out
-        out = []
-        stop = self.node.stop_on_empty_dataset
-        weights = self.weights
-        while len(out) < n and not self.done:
-            if weights is not None:
-                if not self.choices:
-                    try:
-                        self._draw_from_weights(weights, n - len(out))
-                    except StopIteration:
-                        self.done = True
-                        break
-                    except BaseException as exc:
-                        return self.interrupted(out, exc)
-                choices, offset = self.choices, 0
-            else:
-                choices, offset = self._peek_fixed()
-            c = choices[offset]
-            if type(c) is str:
-                self._consume(1)
-                return self.interrupted(out, InvalidArgumentError(c))
-            if self.exhausted[c]:
-                if stop or all(self.exhausted):  # all ended: no draw can pick an element (a restored
-                    self.done = True  # state that says so, with done=False, spun here forever)
-                    break
-                self._consume(1)
-                continue
-            run = 1  # consecutive equal choices are served with one chunk from that dataset
-            limit = min(len(choices) - offset, n - len(out))
-            while run < limit and choices[offset + run] == c:
-                run += 1
-            try:
-                got = self.datasets[c].next_chunk(run)
-            except StopIteration:
-                self.exhausted[c] = True
-                if stop or all(self.exhausted):
-                    self.done = True
-                    break
-                continue  # the choice is skipped on the next turn
-            except BaseException as exc:
-                self._consume(1)  # the failing element used its draw; the run's others stay
-                return self.interrupted(out, exc)
-            self._consume(len(got))
-            out.extend(got)
-        if not out:
-            raise StopIteration
-        self.produced += len(out)
-        return out
-
-    def _consume(self, count: int) -> None:
-        if self.weights is not None:
-            del self.choices[:count]
-        else:
-            self._next += count
-            self.draws += count
-
-    def __next__(self) -> Any:
-        return self.next_chunk(1)[0]
+    def bad_choice(self, choice: Any, index: int) -> Exception:
+        return InvalidArgumentError(choice)  # the message made when the bad vector was drawn
 
     def reset(self) -> None:
         for it in self.inputs:
