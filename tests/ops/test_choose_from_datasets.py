@@ -113,22 +113,27 @@ def test_choose_serves_runs_in_chunks():
     assert [b.tolist() for b in ds.batch(4)] == [[0, 1, 2, 3], [4, 1000, 1001, 1002], [5, 6]]
 
 
+def _unreadable_1001(x):
+    if x == 1001:
+        raise OSError("unreadable")
+    return x
+
+
+def _over_unreadable():
+    """Choices 0, 0, 1, 1, 1, 0 over range(100) and range(1000, 1100), whose element 1001 fails."""
+    return D.choose_from_datasets(
+        [D.range(100), D.range(1000, 1100).map(_unreadable_1001)], choices(0, 0, 1, 1, 1, 0)
+    )
+
+
 def test_choose_input_error_loses_only_its_element():
-    def f(x):
-        if x == 1001:
-            raise OSError("unreadable")
-        return x
-
-    def make():
-        return D.choose_from_datasets([D.range(100), D.range(1000, 1100).map(f)], choices(0, 0, 1, 1, 1, 0))
-
-    it = iter(make().batch(6))
+    it = iter(_over_unreadable().batch(6))
     with pytest.raises(OSError):
         next(it)
     state = it.get_state()
     expected = [0, 1, 1000, 1002, 2]
     assert next(it).tolist() == expected
-    fresh = iter(make().batch(6))
+    fresh = iter(_over_unreadable().batch(6))
     fresh.set_state(state)
     assert next(fresh).tolist() == expected
 
@@ -189,15 +194,7 @@ def test_choose_a_restored_state_with_every_input_ended_ends_instead_of_spinning
 
 def test_choose_saved_state_keeps_the_choices_pulled_and_not_used():
     # After an input's error the rest of the pulled choices are saved, and restored where they were.
-    def f(x):
-        if x == 1001:
-            raise OSError("unreadable")
-        return x
-
-    def make():
-        return D.choose_from_datasets([D.range(100), D.range(1000, 1100).map(f)], choices(0, 0, 1, 1, 1, 0))
-
-    it = iter(make().batch(6))
+    it = iter(_over_unreadable().batch(6))
     with pytest.raises(OSError):
         next(it)  # the batch holds 0, 1, 1000
     state = it.get_state()
@@ -209,6 +206,6 @@ def test_choose_saved_state_keeps_the_choices_pulled_and_not_used():
         "choices": [1, 0],
         "owed": [],
     }
-    fresh = iter(make().batch(6))
+    fresh = iter(_over_unreadable().batch(6))
     fresh.set_state(state)
     assert next(fresh).tolist() == [0, 1, 1000, 1002, 2]
