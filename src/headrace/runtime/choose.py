@@ -402,9 +402,14 @@ def _probe(
     # after a call or two, before any window (3 ms, a few % of a short run) or pair is waited for.
     helpers: float | None = None
     checked = False
-    while len(solo) < SOLO_CALLS or helpers is None:
+    windows = 0
+
+    def window_wanted() -> bool:  # a second window when the first saw native threads: the least counts
+        return helpers is None or (helpers > OWN_THREADS and windows < 2)
+
+    while len(solo) < SOLO_CALLS or window_wanted():
         if len(solo) >= len(calls):
-            if more is None or helpers is not None:
+            if more is None or not window_wanted():
                 break
             calls.extend(more(1))  # the bare calls took the solo places: one more measures the window
             if len(solo) >= len(calls):
@@ -427,7 +432,9 @@ def _probe(
             except Exception as exc:  # noqa: BLE001
                 return decide(workers, cpus, unpicklable=f"{type(exc).__name__}: {exc}"), outcomes
         if not bare:
-            helpers = native_cpu / max(timing.cpu_ns, 1) if native_cpu is not None else 0.0
+            windows += 1
+            seen = native_cpu / max(timing.cpu_ns, 1) if native_cpu is not None else 0.0
+            helpers = seen if helpers is None else min(helpers, seen)
     helpers = helpers or 0.0
 
     # Each clock's least over the solo calls: a call that really waits (I/O) waits in every call, while
