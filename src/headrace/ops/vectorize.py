@@ -1266,7 +1266,6 @@ class Traced:
     signature: list[tuple]
     outputs: Any  # the output structure with value numbers at its leaves
     failed: str | None = None  # set when the first-batch check found a difference
-    failed_op: str = "the output"  # the op the last failed call stopped at
     checked: bool = False  # the first batch was compared with the per-element results
     row_batches: int = 0  # batches whose values differed in shape somewhere (run row by row there)
 
@@ -1291,12 +1290,8 @@ class Traced:
                     else:
                         env.append(step.fn(run, *values))
         except Exception as exc:
-            self.failed_op = step.name if step else "?"
-            # Also on the error itself: lanes run this at once, and the attribute is the last lane's.
-            try:
-                exc.headrace_failed_op = self.failed_op  # type: ignore[attr-defined]
-            except AttributeError:  # an exception type that takes no attributes: the shared one stands
-                pass
+            # On the error itself, not on the shared trace: lanes run several batches at once.
+            exc.headrace_failed_op = step.name if step else "?"  # type: ignore[attr-defined]
             raise
         if by_rows or any(type(v) is Rows for v in env):
             self.row_batches += 1
@@ -1744,7 +1739,7 @@ class ChunkMapIterator(MapIterator):
             logger.debug("%r: a chunk computed per element (%s)", self.node, out)
             if isinstance(out, NotThisBatch) or not attempt(_reference, self.fn, inputs, keys)[0]:
                 return None  # the per-element run raises (or holds) its error, naming the element
-            self._differs(traced, _failed_op(traced, out), f"it raised {type(out).__name__}: {out}")
+            self._differs(traced, _failed_op(out), f"it raised {type(out).__name__}: {out}")
             return None
         elements = _unstack(out, len(inputs))
         if not traced.checked:  # once per pipeline, as a trace is made once
@@ -1825,10 +1820,9 @@ def _unstack(out: Any, n: int) -> list:
     return [pack_as(out, [column[i] for column in columns]) for i in range(n)]
 
 
-def _failed_op(traced: Traced, exc: BaseException) -> str:
-    """The op a failed traced call stopped at: the one its error carries (``Traced.run``), else the
-    traced function's last."""
-    return str(getattr(exc, "headrace_failed_op", traced.failed_op))
+def _failed_op(exc: BaseException) -> str:
+    """The op a failed traced call stopped at, which its error carries (``Traced.run``)."""
+    return str(getattr(exc, "headrace_failed_op", "the output"))
 
 
 #: batches a vectorised map computes at once, at most (each in its own thread)
@@ -1982,7 +1976,7 @@ class VectorizedMapIterator(NodeIterator):
             out = self._per_element(elements)
             if not isinstance(exc, NotThisBatch):
                 # It did not raise: the vectorised call is wrong where the per-element one is not.
-                self._differs(traced, _failed_op(traced, exc), f"it raised {type(exc).__name__}: {exc}")
+                self._differs(traced, _failed_op(exc), f"it raised {type(exc).__name__}: {exc}")
             return out
         if not traced.checked:  # once per pipeline, as a trace is made once
             traced.checked = True
@@ -2056,7 +2050,7 @@ class VectorizedMapIterator(NodeIterator):
             logger.debug("%r: a batch computed per element (%s)", self.node, exc)
             self._drop_window()
             if not isinstance(exc, NotThisBatch):
-                self._differs(traced, _failed_op(traced, exc), f"it raised {type(exc).__name__}: {exc}")
+                self._differs(traced, _failed_op(exc), f"it raised {type(exc).__name__}: {exc}")
             out = next(b)
             self.produced = b.produced
             return out

@@ -1,7 +1,7 @@
 """``executor=None``: pick threads or processes for a map stage, once, by measuring its function.
 
-The probe computes real elements (they are handed on in order, never computed twice): two (or three)
-alone, then five pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
+The probe computes real elements (they are handed on in order, never computed twice): two to four
+alone (the first bare, then one or two after a native-threads window), then five pairs at once (one in a helper thread, one in the caller). Every call is timed on its own
 thread's clocks: CPU time (``thread_time``) and, on Linux, the time it sat runnable waiting for a
 core (``/proc/thread-self/schedstat``); a pair's clocks all start at its release (:func:`_pair`).
 What is left of the wall time is time the thread was *blocked*: waiting on I/O or on the GIL. A call
@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from time import process_time_ns, thread_time_ns
 from typing import Any, TypedDict
 
+from ..core.errors import attempt
 from ..core.node import perf_ns
 
 MIN_PROCESS_CALL_SECONDS = 200e-6
@@ -425,11 +426,10 @@ def _probe(
             return decide(workers, cpus, cheap=timing), outcomes
         if not checked:  # a call that is not cheap may want processes: can it be sent to one?
             checked = True
-            try:
-                from .pickling import dumps  # noqa: PLC0415
+            from .pickling import dumps  # noqa: PLC0415
 
-                dumps(fn)
-            except Exception as exc:  # noqa: BLE001
+            sendable, exc = attempt(dumps, fn)
+            if not sendable:
                 return decide(workers, cpus, unpicklable=f"{type(exc).__name__}: {exc}"), outcomes
         if not bare:
             windows += 1
@@ -623,9 +623,10 @@ def _capped(threads: float, overlap: float | None, workers: int, wall: float) ->
     missed this on the 2-core box: a JPEG decode-and-augment measured holding it 7-68% was estimated
     at 1.4-2.0x, paired at 0.6-1.3x and ran at 0.7x serial on 2 threads (waking threads and handing
     the GIL over cost more than the overlap)."""
+    # Pairs that overlapped well leave the GIL model alone: a noisy two-worker figure extrapolated to
+    # 16 workers would send GIL-free functions to processes.
     if overlap is None or overlap <= 0 or overlap >= OVERLAP_TRUSTED:
-        return threads  # pairs that overlapped well: the GIL model stands (a noisy 2-worker figure
-        # extrapolated to 16 workers would send GIL-free functions to processes)
+        return threads
     serial = min(1.0, max(0.0, 2 / overlap - 1))
     bound = wall / (serial * wall + THREAD_COST_SECONDS + (1 - serial) * wall / workers)
     return min(threads, bound)
