@@ -40,8 +40,8 @@ skips the probe. ``Dataset.explain()`` and
 
 >>> import time
 >>> choice, outcomes = probe(lambda: None, [lambda: time.sleep(0.002)] * 6, workers=2, cpus=2)
->>> choice.kind, len(outcomes)  # calls this cheap in CPU need no pair: two elements were computed
-('thread', 2)
+>>> choice.kind, len(outcomes) <= 4  # calls this cheap in CPU need no pair: only solo calls ran
+('thread', True)
 """
 
 from __future__ import annotations
