@@ -5,9 +5,9 @@ TensorFlow.
 
 Run with a Python that has TensorFlow, numpy, Pillow and headrace's dependencies, from the repository root:
 ``PYTHONPATH=src:. python tools/record_tf_math_pipelines.py [FIXTURE.json ...]`` (no argument: every
-fixture file). The pipeline modules are written with ``import headrace as tf`` (``import
-headrace.compat.v1 as tf``); this script rebinds their ``tf`` to TensorFlow (``tensorflow.compat.v1``),
-which is the unported source.
+fixture file). The pipeline modules are written with ``import headrace as tf`` or ``import
+headrace.compat.eager as tf`` (``import headrace.compat.v1 as tf``, ``headrace.compat.eager_v1``); this
+script rebinds their ``tf`` to TensorFlow (``tensorflow.compat.v1``), which is the unported source.
 """
 
 from __future__ import annotations
@@ -40,9 +40,11 @@ def main(only: list[str]) -> int:
         if only and fixture not in only:
             continue
         module = importlib.import_module(name)
-        module.tf = tf if binding == "tf" else tf.compat.v1
+        module.tf = tf if binding in ("tf", "eager") else tf.compat.v1
         records = files.setdefault(fixture, {})
-        for pipeline_name, pipeline in module.PIPELINES.items():
+        # and the ported pipelines that run on headrace with other values, to check they still differ
+        differ = {name: getattr(module, name) for name in getattr(module, "STILL_DIFFERS", {})}
+        for pipeline_name, pipeline in {**module.PIPELINES, **differ}.items():
             with tempfile.TemporaryDirectory() as tmp:
                 records[pipeline_name] = fixture_form(pipeline(os.path.realpath(tmp)))
     for fixture, records in files.items():

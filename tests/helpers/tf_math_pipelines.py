@@ -12,8 +12,10 @@ runs them on headrace and compares. TF1 sources (``import tensorflow.compat.v1 a
 from __future__ import annotations
 
 import functools
+import json
 import os
 import types
+from pathlib import Path
 from typing import Any
 
 import headrace as tf  # the port: was `import tensorflow as tf`
@@ -603,6 +605,24 @@ TOLERANCE = {
 
 def _flat(values: Any) -> list:
     return [v for item in values for v in _flat(item)] if isinstance(values, list) else [values]
+
+
+def differs_from_recorded(fixture: str, name: str) -> Any:
+    """A ``STILL_DIFFERS`` check: whether a pipeline's output still differs from what TensorFlow gave
+    (recorded into ``fixture`` under ``name``)."""
+
+    def check(out: Any) -> bool:
+        from tests.helpers.tf_fixtures import assert_matches  # noqa: PLC0415
+
+        path = Path(__file__).resolve().parents[1] / "data" / "tfops_fixtures" / fixture
+        recorded = json.loads(path.read_text())["pipelines"][name]
+        try:
+            assert_matches(fixture_form(out), recorded, 0.0, name)
+        except AssertionError:
+            return True
+        return False
+
+    return check
 
 
 def fixture_form(value: Any) -> Any:

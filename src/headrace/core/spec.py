@@ -189,8 +189,9 @@ class TensorShape:
 
 
 class SpecShape(tuple):
-    """A known-rank ``TensorSpec.shape``: the tuple it always was (``None`` for unknown sizes), plus
-    ``TensorShape``'s ``rank``, ``as_list``, ``is_compatible_with``, ``is_fully_defined`` as in tf.
+    """A known-rank ``TensorSpec.shape`` (and an eager tensor's ``shape``): the tuple it always was
+    (``None`` for unknown sizes), plus ``TensorShape``'s ``rank``, ``as_list``, ``is_compatible_with``,
+    ``is_fully_defined``, ``merge_with`` as in tf.
 
     >>> TensorSpec((None, 3)).shape.rank, TensorSpec((None, 3)).shape.is_compatible_with([2, 3])
     (2, True)
@@ -219,6 +220,12 @@ class SpecShape(tuple):
 
     def num_elements(self) -> int | None:
         return TensorShape(list(self)).num_elements()
+
+    def merge_with(self, other: Any) -> TensorShape:
+        return TensorShape(list(self)).merge_with(other)
+
+    def concatenate(self, other: Any) -> TensorShape:
+        return TensorShape(list(self)).concatenate(other)
 
 
 class TensorSpec:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
-from ..core.spec import TensorShape, as_dtype, string
+from ..core.spec import SpecShape, TensorShape, as_dtype, string
 
 STRING = string
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -41,6 +41,112 @@ class Tensor(metaclass=_TensorMeta):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("tf.Tensor cannot be built directly: use tf.constant or tf.convert_to_tensor")
+
+
+_SHAPE = np.ndarray.__dict__["shape"]  # numpy's own descriptor, for the tuple under the tf shape
+
+
+class EagerTensor(np.ndarray):
+    """A value with ``tf.Tensor``'s methods: what ``py_function`` bodies and the functions of an
+    ``import headrace.compat.eager as tf`` pipeline receive. A numpy array (every numpy function takes
+    it) plus ``numpy()`` (a numpy scalar, or ``bytes``, for a scalar), ``shape`` with TensorShape's
+    methods (``as_list()``, ``rank``, ``merge_with``), ``get_shape()`` / ``set_shape()``, indexing and
+    iteration that give tensors (a string is a 0-d object tensor holding ``bytes``), and ``==`` that
+    compares strings as TensorFlow does (``bytes`` with a numpy ``str`` array elementwise).
+
+    >>> t = tensor(np.array([b"a", b"b"], dtype=object))
+    >>> t[0].numpy(), (t == np.array(["a", "c"])).numpy().tolist(), t.shape.as_list()
+    (b'a', [True, False], [2])
+    """
+
+    @property  # a tuple still, as numpy's: with TensorShape's methods
+    def shape(self) -> SpecShape:
+        return SpecShape(_SHAPE.__get__(self))
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        _SHAPE.__set__(self, value)
+
+    def numpy(self) -> Any:
+        plain = self.view(np.ndarray)
+        return plain[()] if plain.ndim == 0 else plain.copy()
+
+    def get_shape(self) -> SpecShape:
+        return self.shape
+
+    def set_shape(self, shape: Any) -> None:
+        """Check that ``shape`` fits (an eager tensor's shape is known: nothing to refine)."""
+        if not TensorShape(shape).is_compatible_with(tuple(self.shape)):
+            raise ValueError(
+                f"Tensor's shape {tuple(self.shape)} is not compatible with supplied shape {TensorShape(shape)}."
+            )
+
+    def __getitem__(self, key: Any) -> Any:
+        item = np.ndarray.__getitem__(self, key)
+        # ``t[()]`` stays numpy's idiom for a 0-d array's scalar, which numpy code (ours too) relies on
+        return item if type(key) is tuple and not key else tensor(item)
+
+    def __iter__(self) -> Any:
+        if self.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> Any:
+        return _compare(self, other, np.equal)
+
+    def __ne__(self, other: object) -> Any:
+        return _compare(self, other, np.not_equal)
+
+    __hash__ = None  # as tf.Tensor (and numpy arrays): unhashable
+
+    def __repr__(self) -> str:
+        return f"<tf.Tensor: shape={tuple(self.shape)}, dtype={tf_name(self.dtype)}, numpy={self.numpy()!r}>"
+
+
+def tensor(value: Any) -> Any:
+    """``value`` as an :class:`EagerTensor` when it is a tensor (a numpy array or scalar, ``bytes``),
+    else unchanged."""
+    kind = type(value)
+    if kind is EagerTensor:
+        return value
+    if kind is np.ndarray:
+        return value.view(EagerTensor)
+    if kind is bytes or isinstance(value, (np.bytes_, np.str_)):
+        return infer(value).view(EagerTensor)
+    if isinstance(value, np.generic):
+        return np.asarray(value).view(EagerTensor)
+    return value
+
+
+def plain(value: Any) -> Any:
+    """An :class:`EagerTensor` as the element form kernels take (a numpy array, a numpy scalar or
+    ``bytes``), anything else unchanged."""
+    if type(value) is EagerTensor:
+        array = value.view(np.ndarray)
+        return array[()] if array.ndim == 0 else array
+    return value
+
+
+def _compare(left: Any, right: Any, op: Any) -> Any:
+    if _stringy(left) or _stringy(right):  # TensorFlow converts both to strings: numpy would say False
+        left, right = _as_bytes(left), _as_bytes(right)
+    return tensor(op(np.asarray(left).view(np.ndarray), right))
+
+
+def _stringy(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "OUS"
+    return isinstance(value, (bytes, str, np.bytes_, np.str_))
+
+
+def _as_bytes(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind in "US":
+        return _strings(value)
+    if isinstance(value, (str, np.str_)):
+        return value.encode()
+    if isinstance(value, np.bytes_):
+        return bytes(value)
+    return np.asarray(value).view(np.ndarray) if isinstance(value, np.ndarray) else value
 
 
 def tf_name(dtype: np.dtype) -> str:

@@ -20,7 +20,7 @@ from ..core.errors import InvalidArgumentError
 from ..core.spec import TensorSpec, as_dtype
 from ..core.trace_hook import traceable
 from . import nest
-from ._tensor import STRING, DTypeError, as_tensor, infer, is_tensor, out, python_as, tf_name
+from ._tensor import STRING, DTypeError, EagerTensor, as_tensor, infer, is_tensor, out, python_as, tf_name
 from .array import stack
 
 
@@ -249,20 +249,11 @@ def function(
     return func
 
 
-class EagerArray(np.ndarray):
-    """What a ``py_function`` body receives: a numpy array with TensorFlow's ``.numpy()`` (which gives
-    a numpy scalar, or ``bytes``, for a scalar)."""
-
-    def numpy(self) -> Any:
-        plain = self.view(np.ndarray)
-        return plain[()] if plain.ndim == 0 else plain.copy()
-
-
 def _eager(value: Any) -> Any:
     if value is None:
         return None
     array = as_tensor(value) if is_tensor(value) else infer(value)
-    return np.asarray(array).view(EagerArray)
+    return np.asarray(array).view(EagerTensor)
 
 
 def _compatible(array: np.ndarray, target: np.dtype) -> bool:
@@ -295,7 +286,7 @@ def _outputs(values: Any, tout: Any, op: str, strict: bool) -> Any:
     converted = []
     for index, (value, dtype) in enumerate(zip(items, types)):
         target = as_dtype(dtype)
-        if isinstance(value, EagerArray):
+        if isinstance(value, EagerTensor):
             array = np.asarray(value.view(np.ndarray))
             if array.dtype != target:
                 raise InvalidArgumentError(
