@@ -140,3 +140,20 @@ def test_names_resolve_like_headrace_and_tf1_names_through_eager_v1():
     assert tf1.to_float(tf1.shape(image)).numpy().tolist() == [2.0, 2.0, 3.0]
     ds = tf1.data.TFRecordDataset  # TF1's namespace reaches tf.data too
     assert callable(ds)
+
+
+def test_tf_keras_gives_the_preprocessing_input_functions_call_and_keras_for_the_rest():
+    lookup = tf.keras.layers.StringLookup(vocabulary=["a", "b"])
+    out = tf.data.Dataset.from_tensor_slices([["a", "z"], ["b", "a"]]).map(lambda x: lookup(x))
+    assert [v.numpy().tolist() for v in out] == [[1, 0], [2, 1]]
+    image = tf.keras.applications.resnet.preprocess_input(tf.zeros([1, 1, 3]))
+    assert isinstance(image, EagerTensor) and image.numpy().ravel().tolist() == pytest.approx(
+        [-103.939, -116.779, -123.68]
+    )
+    try:
+        import keras  # noqa: F401, PLC0415
+    except ImportError:
+        with pytest.raises(AttributeError, match="install keras"):
+            tf.keras.Sequential  # noqa: B018
+    else:
+        assert tf.keras.Sequential is keras.Sequential

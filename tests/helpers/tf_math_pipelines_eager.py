@@ -1,7 +1,8 @@
 """Ported public pipelines whose functions use ``tf.Tensor``'s methods on their values (``.numpy()``,
-``set_shape``, ``get_shape().merge_with``) or TensorFlow's element dtypes (a Python int state is int32,
-a string tensor compared with a numpy ``str`` array): they port by changing the import to
-``import headrace.compat.eager as tf`` (issue 23; docs/porting.md). Sources as in the modules they came
+``set_shape``, ``get_shape().merge_with``), TensorFlow's element dtypes (a Python int state is int32,
+a string tensor compared with a numpy ``str`` array) or Keras preprocessing in a map (``StringLookup``,
+``preprocess_input``): they port by changing the import to ``import headrace.compat.eager as tf``
+(issue 23; docs/porting.md). Sources as in the modules they came
 from (tests/helpers/tf_math_pipelines_guides.py and tf_math_pipelines_repos.py): the functions below
 are the sources' own, comments name repository and path; only what feeds them changed.
 
@@ -575,6 +576,331 @@ def official_vision_tf_example_decoder(tmp) -> Any:
     return elements(dataset)
 
 
+# ---- tensorflow/docs site/en/tutorials/distribute/input.ipynb (sharding options, a dataset_fn called
+# with its tf.distribute.InputContext) and tutorials/distribute/multi_worker_with_keras.ipynb
+# (mnist_setup.mnist_dataset) ----------------------------------------------------------------------------
+
+
+def mnist_dataset(batch_size):
+    (x_train, y_train) = data.images(40, 4, 4)  # tf.keras.datasets.mnist.load_data()
+    # The `x` arrays are in uint8 and have values in the [0, 255] range.
+    # You need to convert them to float32 with values in the [0, 1] range.
+    x_train = x_train / np.float32(255)
+    y_train = y_train.astype(np.int64)
+    train_dataset = (
+        tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(60000).repeat().batch(batch_size)
+    )
+    return train_dataset
+
+
+def docs_distribute_input(tmp) -> Any:
+    global_batch_size = 16
+    dataset = tf.data.Dataset.from_tensors(([1.0], [1.0])).repeat(64).batch(16)
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    dataset = dataset.with_options(options)
+    out = [elements(dataset)]
+
+    def dataset_fn(input_context):
+        batch_size = input_context.get_per_replica_batch_size(global_batch_size)
+        dataset = tf.data.Dataset.from_tensors(([1.0], [1.0])).repeat(64).batch(16)
+        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        dataset = dataset.batch(batch_size)
+        dataset = dataset.prefetch(2)  # This prefetches 2 batches per device.
+        return dataset
+
+    # mirrored_strategy.distribute_datasets_from_function(dataset_fn) calls it once per input pipeline
+    for pipeline_id in range(2):
+        context = tf.distribute.InputContext(
+            num_input_pipelines=2, input_pipeline_id=pipeline_id, num_replicas_in_sync=4
+        )
+        out.append(elements(dataset_fn(context)))
+
+    def dataset_fn_strings(input_context):
+        # a tf.data.Dataset
+        dataset = tf.data.Dataset.from_tensor_slices(["a", "c", "e"]).repeat()
+
+        # Custom your batching, sharding, prefetching, etc.
+        global_batch_size = 4
+        batch_size = input_context.get_per_replica_batch_size(global_batch_size)
+        dataset = dataset.batch(batch_size)
+        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        return dataset  # then .map(preprocess_with_kpl): see docs_distribute_input_kpl
+
+    context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2)
+    out.append(elements(dataset_fn_strings(context).take(3)))
+
+    dataset_size = 24
+    batch_size = 6
+    dataset = tf.data.Dataset.range(dataset_size).enumerate().batch(batch_size)
+    out.append(elements(dataset))
+
+    train_dataset = mnist_dataset(16)
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    train_dataset = train_dataset.with_options(options)
+    first = elements(train_dataset.take(5))  # 80 of a repeated 40: two epochs
+    out.append(sorted(np.concatenate([y for _, y in first]).tolist()))
+    out.append(data.summary(first))
+    return out
+
+
+def docs_distribute_input_kpl(tmp) -> Any:
+    # the tutorial's dataset_fn with its Keras preprocessing layer (tf.keras.layers.StringLookup)
+    vocab = ["a", "b", "c", "d", "f"]
+    layer = tf.keras.layers.StringLookup(vocabulary=vocab)
+
+    def dataset_fn(input_context):
+        # a tf.data.Dataset
+        dataset = tf.data.Dataset.from_tensor_slices(["a", "c", "e"]).repeat()
+
+        # Custom your batching, sharding, prefetching, etc.
+        global_batch_size = 4
+        batch_size = input_context.get_per_replica_batch_size(global_batch_size)
+        dataset = dataset.batch(batch_size)
+        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+
+        # Apply the preprocessing layer(s) to the tf.data.Dataset
+        def preprocess_with_kpl(input):  # noqa: A002 (the tutorial's name)
+            return layer(input)
+
+        processed_ds = dataset.map(preprocess_with_kpl)
+        return processed_ds
+
+    context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2)
+    return elements(dataset_fn(context).take(3))
+
+
+# ---- keras-team/keras-io examples/vision/retinanet.py (the input pipeline) -------------------------------
+# LabelEncoder.encode_batch calls tf.keras.applications.resnet.preprocess_input (this module's import).
+
+
+def swap_xy(boxes):
+    """Swaps order the of x and y coordinates of the boxes."""
+    return tf.stack([boxes[:, 1], boxes[:, 0], boxes[:, 3], boxes[:, 2]], axis=-1)
+
+
+def convert_to_xywh(boxes):
+    """Changes the box format to center, width and height."""
+    return tf.concat([(boxes[..., :2] + boxes[..., 2:]) / 2.0, boxes[..., 2:] - boxes[..., :2]], axis=-1)
+
+
+def convert_to_corners(boxes):
+    """Changes the box format to corner coordinates"""
+    return tf.concat([boxes[..., :2] - boxes[..., 2:] / 2.0, boxes[..., :2] + boxes[..., 2:] / 2.0], axis=-1)
+
+
+def compute_iou(boxes1, boxes2):
+    """Computes pairwise IOU matrix for given two sets of boxes"""
+    boxes1_corners = convert_to_corners(boxes1)
+    boxes2_corners = convert_to_corners(boxes2)
+    lu = tf.maximum(boxes1_corners[:, None, :2], boxes2_corners[:, :2])
+    rd = tf.minimum(boxes1_corners[:, None, 2:], boxes2_corners[:, 2:])
+    intersection = tf.maximum(0.0, rd - lu)
+    intersection_area = intersection[:, :, 0] * intersection[:, :, 1]
+    boxes1_area = boxes1[:, 2] * boxes1[:, 3]
+    boxes2_area = boxes2[:, 2] * boxes2[:, 3]
+    union_area = tf.maximum(boxes1_area[:, None] + boxes2_area - intersection_area, 1e-8)
+    return tf.clip_by_value(intersection_area / union_area, 0.0, 1.0)
+
+
+class AnchorBox:
+    """Generates anchor boxes."""
+
+    def __init__(self):
+        self.aspect_ratios = [0.5, 1.0, 2.0]
+        self.scales = [2**x for x in [0, 1 / 3, 2 / 3]]
+
+        self._num_anchors = len(self.aspect_ratios) * len(self.scales)
+        self._strides = [2**i for i in range(3, 8)]
+        self._areas = [x**2 for x in [32.0, 64.0, 128.0, 256.0, 512.0]]
+        self._anchor_dims = self._compute_dims()
+
+    def _compute_dims(self):
+        """Computes anchor box dimensions for all ratios and scales at all levels of the feature pyramid."""
+        anchor_dims_all = []
+        for area in self._areas:
+            anchor_dims = []
+            for ratio in self.aspect_ratios:
+                anchor_height = tf.math.sqrt(area / ratio)
+                anchor_width = area / anchor_height
+                dims = tf.reshape(tf.stack([anchor_width, anchor_height], axis=-1), [1, 1, 2])
+                for scale in self.scales:
+                    anchor_dims.append(scale * dims)
+            anchor_dims_all.append(tf.stack(anchor_dims, axis=-2))
+        return anchor_dims_all
+
+    def _get_anchors(self, feature_height, feature_width, level):
+        """Generates anchor boxes for a given feature map size and level"""
+        rx = tf.range(feature_width, dtype=tf.float32) + 0.5
+        ry = tf.range(feature_height, dtype=tf.float32) + 0.5
+        centers = tf.stack(tf.meshgrid(rx, ry), axis=-1) * self._strides[level - 3]
+        centers = tf.expand_dims(centers, axis=-2)
+        centers = tf.tile(centers, [1, 1, self._num_anchors, 1])
+        dims = tf.tile(self._anchor_dims[level - 3], [feature_height, feature_width, 1, 1])
+        anchors = tf.concat([centers, dims], axis=-1)
+        return tf.reshape(anchors, [feature_height * feature_width * self._num_anchors, 4])
+
+    def get_anchors(self, image_height, image_width):
+        """Generates anchor boxes for all the feature maps of the feature pyramid."""
+        anchors = [
+            self._get_anchors(tf.math.ceil(image_height / 2**i), tf.math.ceil(image_width / 2**i), i)
+            for i in range(3, 8)
+        ]
+        return tf.concat(anchors, axis=0)
+
+
+def random_flip_horizontal(image, boxes):
+    """Flips image and boxes horizontally with 50% chance"""
+    if tf.random.uniform(()) > 0.5:
+        image = tf.image.flip_left_right(image)
+        boxes = tf.stack([1 - boxes[:, 2], boxes[:, 1], 1 - boxes[:, 0], boxes[:, 3]], axis=-1)
+    return image, boxes
+
+
+def resize_and_pad_image(image, min_side=800.0, max_side=1333.0, jitter=[640, 1024], stride=128.0):  # noqa: B006
+    """Resizes and pads image while preserving aspect ratio."""
+    image_shape = tf.cast(tf.shape(image)[:2], dtype=tf.float32)
+    if jitter is not None:
+        min_side = tf.random.uniform((), jitter[0], jitter[1], dtype=tf.float32)
+    ratio = min_side / tf.reduce_min(image_shape)
+    if ratio * tf.reduce_max(image_shape) > max_side:
+        ratio = max_side / tf.reduce_max(image_shape)
+    image_shape = ratio * image_shape
+    image = tf.image.resize(image, tf.cast(image_shape, dtype=tf.int32))
+    padded_image_shape = tf.cast(tf.math.ceil(image_shape / stride) * stride, dtype=tf.int32)
+    image = tf.image.pad_to_bounding_box(image, 0, 0, padded_image_shape[0], padded_image_shape[1])
+    return image, image_shape, ratio
+
+
+def preprocess_data(sample):
+    """Applies preprocessing step to a single sample"""
+    image = sample["image"]
+    bbox = swap_xy(sample["objects"]["bbox"])
+    class_id = tf.cast(sample["objects"]["label"], dtype=tf.int32)
+
+    image, bbox = random_flip_horizontal(image, bbox)
+    image, image_shape, _ = resize_and_pad_image(image)
+
+    bbox = tf.stack(
+        [
+            bbox[:, 0] * image_shape[1],
+            bbox[:, 1] * image_shape[0],
+            bbox[:, 2] * image_shape[1],
+            bbox[:, 3] * image_shape[0],
+        ],
+        axis=-1,
+    )
+    bbox = convert_to_xywh(bbox)
+    return image, bbox, class_id
+
+
+class LabelEncoder:
+    """Transforms the raw labels into targets for training."""
+
+    def __init__(self):
+        self._anchor_box = AnchorBox()
+        self._box_variance = tf.convert_to_tensor([0.1, 0.1, 0.2, 0.2], dtype=tf.float32)
+
+    def _match_anchor_boxes(self, anchor_boxes, gt_boxes, match_iou=0.5, ignore_iou=0.4):
+        """Matches ground truth boxes to anchor boxes based on IOU."""
+        iou_matrix = compute_iou(anchor_boxes, gt_boxes)
+        max_iou = tf.reduce_max(iou_matrix, axis=1)
+        matched_gt_idx = tf.argmax(iou_matrix, axis=1)
+        positive_mask = tf.greater_equal(max_iou, match_iou)
+        negative_mask = tf.less(max_iou, ignore_iou)
+        ignore_mask = tf.logical_not(tf.logical_or(positive_mask, negative_mask))
+        return (
+            matched_gt_idx,
+            tf.cast(positive_mask, dtype=tf.float32),
+            tf.cast(ignore_mask, dtype=tf.float32),
+        )
+
+    def _compute_box_target(self, anchor_boxes, matched_gt_boxes):
+        """Transforms the ground truth boxes into targets for training"""
+        box_target = tf.concat(
+            [
+                (matched_gt_boxes[:, :2] - anchor_boxes[:, :2]) / anchor_boxes[:, 2:],
+                tf.math.log(matched_gt_boxes[:, 2:] / anchor_boxes[:, 2:]),
+            ],
+            axis=-1,
+        )
+        box_target = box_target / self._box_variance
+        return box_target
+
+    def _encode_sample(self, image_shape, gt_boxes, cls_ids):
+        """Creates box and classification targets for a single sample"""
+        anchor_boxes = self._anchor_box.get_anchors(image_shape[1], image_shape[2])
+        cls_ids = tf.cast(cls_ids, dtype=tf.float32)
+        matched_gt_idx, positive_mask, ignore_mask = self._match_anchor_boxes(anchor_boxes, gt_boxes)
+        matched_gt_boxes = tf.gather(gt_boxes, matched_gt_idx)
+        box_target = self._compute_box_target(anchor_boxes, matched_gt_boxes)
+        matched_gt_cls_ids = tf.gather(cls_ids, matched_gt_idx)
+        cls_target = tf.where(tf.not_equal(positive_mask, 1.0), -1.0, matched_gt_cls_ids)
+        cls_target = tf.where(tf.equal(ignore_mask, 1.0), -2.0, cls_target)
+        cls_target = tf.expand_dims(cls_target, axis=-1)
+        label = tf.concat([box_target, cls_target], axis=-1)
+        return label
+
+    def encode_batch(self, batch_images, gt_boxes, cls_ids):
+        """Creates box and classification targets for a batch"""
+        images_shape = tf.shape(batch_images)
+        batch_size = images_shape[0]
+
+        labels = tf.TensorArray(dtype=tf.float32, size=batch_size, dynamic_size=True)
+        for i in range(batch_size):
+            label = self._encode_sample(images_shape, gt_boxes[i], cls_ids[i])
+            labels = labels.write(i, label)
+        batch_images = tf.keras.applications.resnet.preprocess_input(batch_images)
+        return batch_images, labels.stack()
+
+
+def keras_io_retinanet_input(tmp) -> Any:
+    # tfds.load("coco/2017") in the example: its features (uint8 image, normalised [ymin, xmin, ymax, xmax]
+    # boxes, int64 labels) from a generator of small images
+    def coco():
+        for i in range(5):
+            n = i % 3 + 1
+            lo = (np.arange(n * 2, dtype=np.float32).reshape(n, 2) + i) / 20
+            boxes = np.concatenate([lo, lo + np.float32(0.3)], axis=1)
+            image = np.full((12 + i, 16, 3), 10 * i, np.uint8)
+            yield {"image": image, "objects": {"bbox": boxes, "label": np.arange(n, dtype=np.int64) + i}}
+
+    train_dataset = tf.data.Dataset.from_generator(
+        coco,
+        output_signature={
+            "image": tf.TensorSpec([None, None, 3], tf.uint8),
+            "objects": {
+                "bbox": tf.TensorSpec([None, 4], tf.float32),
+                "label": tf.TensorSpec([None], tf.int64),
+            },
+        },
+    )
+    label_encoder = LabelEncoder()
+    batch_size = 2
+    autotune = tf.data.experimental.AUTOTUNE
+    train_dataset = train_dataset.map(preprocess_data, num_parallel_calls=autotune)
+    train_dataset = train_dataset.shuffle(8 * batch_size)
+    train_dataset = train_dataset.padded_batch(
+        batch_size=batch_size, padding_values=(0.0, 1e-8, -1), drop_remainder=True
+    )
+    train_dataset = train_dataset.map(label_encoder.encode_batch, num_parallel_calls=autotune)
+    train_dataset = train_dataset.apply(tf.data.experimental.ignore_errors())
+    train_dataset = train_dataset.prefetch(autotune)
+    # sizes are drawn at random (the resize jitter: headrace's draws, not TF's): compared by what holds
+    # for any draw: dtypes, ranks, batch and channel sizes, sizes padded to the 128-pixel stride, and
+    # one label row per anchor of the five pyramid levels (strides 8 to 128, 9 anchors each)
+    out = []
+    for images, labels in elements(train_dataset):
+        _, height, width, channels = images.shape
+        anchors = sum(-(-height // 2**i) * -(-width // 2**i) * 9 for i in range(3, 8))
+        out.append(
+            [str(images.dtype), images.ndim, len(images), channels, height % 128, width % 128]
+            + [str(labels.dtype), labels.ndim, len(labels), labels.shape[2], labels.shape[1] == anchors]
+        )
+    return out
+
+
 PIPELINES = {
     "docs_data_resampling_count": docs_data_resampling_count,
     "docs_data_sampling": docs_data_sampling,
@@ -585,5 +911,8 @@ PIPELINES = {
     "docs_load_csv_font_rows": docs_load_csv_font_rows,
     "docs_load_csv": docs_load_csv,
     "official_vision_tf_example_decoder": official_vision_tf_example_decoder,
+    "docs_distribute_input": docs_distribute_input,
+    "docs_distribute_input_kpl": docs_distribute_input_kpl,
+    "keras_io_retinanet_input": keras_io_retinanet_input,
 }
 TOLERANCE: dict[str, float] = {}

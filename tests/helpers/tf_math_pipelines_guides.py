@@ -696,101 +696,6 @@ def docs_data_performance(tmp) -> Any:
     return out
 
 
-# ---- tensorflow/docs site/en/tutorials/distribute/input.ipynb (sharding options, a dataset_fn called
-# with its tf.distribute.InputContext) and tutorials/distribute/multi_worker_with_keras.ipynb
-# (mnist_setup.mnist_dataset) ----------------------------------------------------------------------------
-
-
-def mnist_dataset(batch_size):
-    (x_train, y_train) = data.images(40, 4, 4)  # tf.keras.datasets.mnist.load_data()
-    # The `x` arrays are in uint8 and have values in the [0, 255] range.
-    # You need to convert them to float32 with values in the [0, 1] range.
-    x_train = x_train / np.float32(255)
-    y_train = y_train.astype(np.int64)
-    train_dataset = (
-        tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(60000).repeat().batch(batch_size)
-    )
-    return train_dataset
-
-
-def docs_distribute_input(tmp) -> Any:
-    global_batch_size = 16
-    dataset = tf.data.Dataset.from_tensors(([1.0], [1.0])).repeat(64).batch(16)
-    options = tf.data.Options()
-    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
-    dataset = dataset.with_options(options)
-    out = [elements(dataset)]
-
-    def dataset_fn(input_context):
-        batch_size = input_context.get_per_replica_batch_size(global_batch_size)
-        dataset = tf.data.Dataset.from_tensors(([1.0], [1.0])).repeat(64).batch(16)
-        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-        dataset = dataset.batch(batch_size)
-        dataset = dataset.prefetch(2)  # This prefetches 2 batches per device.
-        return dataset
-
-    # mirrored_strategy.distribute_datasets_from_function(dataset_fn) calls it once per input pipeline
-    for pipeline_id in range(2):
-        context = tf.distribute.InputContext(
-            num_input_pipelines=2, input_pipeline_id=pipeline_id, num_replicas_in_sync=4
-        )
-        out.append(elements(dataset_fn(context)))
-
-    def dataset_fn_strings(input_context):
-        # a tf.data.Dataset
-        dataset = tf.data.Dataset.from_tensor_slices(["a", "c", "e"]).repeat()
-
-        # Custom your batching, sharding, prefetching, etc.
-        global_batch_size = 4
-        batch_size = input_context.get_per_replica_batch_size(global_batch_size)
-        dataset = dataset.batch(batch_size)
-        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-        return dataset  # then .map(preprocess_with_kpl): see docs_distribute_input_kpl
-
-    context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2)
-    out.append(elements(dataset_fn_strings(context).take(3)))
-
-    dataset_size = 24
-    batch_size = 6
-    dataset = tf.data.Dataset.range(dataset_size).enumerate().batch(batch_size)
-    out.append(elements(dataset))
-
-    train_dataset = mnist_dataset(16)
-    options = tf.data.Options()
-    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
-    train_dataset = train_dataset.with_options(options)
-    first = elements(train_dataset.take(5))  # 80 of a repeated 40: two epochs
-    out.append(sorted(np.concatenate([y for _, y in first]).tolist()))
-    out.append(data.summary(first))
-    return out
-
-
-def docs_distribute_input_kpl(tmp) -> Any:
-    # the tutorial's dataset_fn with its Keras preprocessing layer (not import-only: see NOT_IMPORT_ONLY)
-    vocab = ["a", "b", "c", "d", "f"]
-    layer = tf.keras.layers.StringLookup(vocabulary=vocab)
-
-    def dataset_fn(input_context):
-        # a tf.data.Dataset
-        dataset = tf.data.Dataset.from_tensor_slices(["a", "c", "e"]).repeat()
-
-        # Custom your batching, sharding, prefetching, etc.
-        global_batch_size = 4
-        batch_size = input_context.get_per_replica_batch_size(global_batch_size)
-        dataset = dataset.batch(batch_size)
-        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-
-        # Apply the preprocessing layer(s) to the tf.data.Dataset
-        def preprocess_with_kpl(input):  # noqa: A002 (the tutorial's name)
-            return layer(input)
-
-        processed_ds = dataset.map(preprocess_with_kpl)
-        return processed_ds
-
-    context = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2)
-    return elements(dataset_fn(context).take(3))
-
-
 # ---- https-deeplearning-ai/tensorflow-1-public C4/W4/ungraded_labs/C4_W4_Lab_1_LSTM.ipynb (the
 # synthetic series, windowed_dataset and model_forecast's dataset) -----------------------------------------
 
@@ -1076,7 +981,6 @@ PIPELINES = {
     "api_bucket_and_group_by_window": api_bucket_and_group_by_window,
     "api_interleave": api_interleave,
     "docs_data_performance": docs_data_performance,
-    "docs_distribute_input": docs_distribute_input,
     "course_windowed_series": course_windowed_series,
     "docs_data_generators_epochs": docs_data_generators_epochs,
     "text_word2vec_dataset": text_word2vec_dataset,
@@ -1089,7 +993,6 @@ NOT_IMPORT_ONLY = {
         "tensorflow_text (UnicodeScriptTokenizer, case_fold_utf8: another library), tf.keras.layers.Layer / "
         "tf.keras.Sequential (its tf.lookup.StaticVocabularyTable ports)"
     ),
-    "docs_distribute_input_kpl": "tf.keras.layers.StringLookup (a Keras preprocessing layer) in the map",
     "text_word2vec_vectorize": (
         "tf.keras.layers.TextVectorization, tf.keras.preprocessing.sequence.skipgrams / make_sampling_table "
         "(Keras, not TensorFlow ops) and tf.random.log_uniform_candidate_sampler"

@@ -220,13 +220,60 @@ def _adapt(value: Any, path: str, name: str) -> Any:
     return value
 
 
+class _KerasPart(types.ModuleType):
+    """``tf.keras.layers`` / ``tf.keras.applications``: the preprocessing input functions call, on
+    numpy (``tfops.keras_preprocessing``); any other name is the installed Keras's."""
+
+    def __init__(self, name: str, ours: dict, path: tuple[str, ...]):
+        super().__init__(name)
+        self._ours, self._path = ours, path
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if attr in self._ours:
+            return self._ours[attr]
+        return getattr(_keras(self._path, attr), attr)
+
+
+def _keras(path: tuple[str, ...], attr: str) -> Any:
+    import importlib  # noqa: PLC0415
+
+    try:
+        module = importlib.import_module(".".join(("keras", *path)))
+    except ImportError:
+        raise AttributeError(
+            f"tf.keras.{'.'.join((*path, attr))}: headrace covers the Keras preprocessing input functions "
+            "call (tf.keras.layers.StringLookup / IntegerLookup, tf.keras.applications.<model>."
+            "preprocess_input); anything else is Keras's own: install keras"
+        ) from None
+    return module
+
+
+def _keras_namespace(name: str) -> types.ModuleType:
+    from ..tfops import keras_preprocessing as kp  # noqa: PLC0415
+
+    layers = _KerasPart(f"{name}.layers", kp.LAYERS, ("layers",))
+    models = {
+        model: types.SimpleNamespace(preprocess_input=_op(part.preprocess_input, "preprocess_input"))
+        for model, part in kp.APPLICATIONS.items()
+    }
+    applications = _KerasPart(f"{name}.applications", models, ("applications",))
+    return _KerasPart(name, {"layers": layers, "applications": applications}, ())
+
+
 def facade(module: Any, name: str) -> Callable[[str], Any]:
     """The ``__getattr__`` of a facade module over ``module`` (``headrace``, ``headrace.compat.v1``)."""
     namespace = _Namespace(name, module)
+    keras: list[types.ModuleType] = []
 
     def get(attr: str) -> Any:
         if attr in ("Tensor", "EagerTensor"):
             return EagerTensor if attr == "EagerTensor" else module.Tensor
+        if attr == "keras":
+            if not keras:
+                keras.append(_keras_namespace(f"{name}.keras"))
+            return keras[0]
         return getattr(namespace, attr)
 
     return get
