@@ -7,6 +7,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import headrace as _hr
 
 from ..core.closures import freeze
@@ -18,11 +20,21 @@ from ..tfops._tensor import EagerTensor, infer, plain, tensor
 _PLAIN_CALLABLES = frozenset({"numpy_function", "py_func", "function", "from_generator"})
 
 
+_SCALARS = frozenset(
+    {np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64}
+    | {np.float16, np.float32, np.float64, np.bool_, np.complex64, np.complex128}
+)
+
+
 def _tensors(value: Any) -> Any:
     """A structure of element values as tensors (datasets as this facade's)."""
     kind = type(value)
+    if kind is np.ndarray:  # the common leaves first: this runs for every element
+        return value.view(EagerTensor)
+    if kind in _SCALARS:
+        return np.asarray(value).view(EagerTensor)
     if kind is tuple:
-        return tuple(_tensors(v) for v in value)
+        return tuple([_tensors(v) for v in value])
     if kind is dict:
         return {k: _tensors(v) for k, v in value.items()}
     if kind is list:
@@ -56,6 +68,8 @@ def _element(value: Any) -> Any:
     kind = type(value)
     if kind is EagerTensor:
         return plain(value)
+    if kind is np.ndarray or kind in _SCALARS:
+        return value
     if kind is int or kind is float:
         return infer(value)[()]
     if kind is tuple:
@@ -101,7 +115,7 @@ class EagerFunction:
         return getattr(self.fn, "__code__", None)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _element(self.fn(*_tensors(args), **kwargs))
+        return _element(self.fn(*[_tensors(a) for a in args], **kwargs))
 
     def __repr__(self) -> str:
         return f"EagerFunction({self.fn!r})"
