@@ -45,11 +45,14 @@ def median_seconds(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) 
     return statistics.median(times)
 
 
-def alternate(runs: dict[str, Callable[[], int]], repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+def alternate(
+    runs: dict[str, Callable[[], int]], repeats: int, times: dict[str, list[float]] | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
     """Run each of ``runs`` (returning how many elements it gave) ``repeats`` times, alternating, so a
     change of load hits every row alike: ``(elements/s, CPU us of this process per element)``, each
-    the median over repeats."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
+    the median over repeats. ``times``, when given, receives each row's seconds per round."""
+    times = {} if times is None else times
+    times.update({name: [] for name in runs})
     cpu: dict[str, list[float]] = {name: [] for name in runs}
     counts: dict[str, int] = {}
     for _ in range(repeats):
@@ -60,6 +63,13 @@ def alternate(runs: dict[str, Callable[[], int]], repeats: int) -> tuple[dict[st
             cpu[name].append((time.process_time() - start_cpu) / max(1, counts[name]) * 1e6)
     rates = {name: counts[name] / statistics.median(ts) for name, ts in times.items()}
     return rates, {name: statistics.median(us) for name, us in cpu.items()}
+
+
+def paired(times: dict[str, list[float]], row: str, baseline: str) -> str:
+    """``row``'s speed over ``baseline``'s, round by round (the two run back to back in each round, so
+    a slow phase of the machine hits both): median and range of the rounds' ratios."""
+    ratios = sorted(b / a for a, b in zip(times[row], times[baseline]))
+    return f"median {statistics.median(ratios):.2f}, rounds {ratios[0]:.2f}-{ratios[-1]:.2f}"
 
 
 def rate_rows(

@@ -51,3 +51,13 @@ GOLDEN = _SHARED if os.path.isdir(_SHARED) else os.path.join(_ROOT, "tests", "da
 @pytest.fixture
 def golden_dir() -> str:
     return GOLDEN
+
+
+@pytest.fixture(autouse=True)
+def _fresh_executor_verdicts():
+    """Each test starts with no verdicts kept from other tests' pipelines (``runtime.choose.VERDICTS``:
+    a pipeline built again with the same stages reuses one, and tests build the same pipelines)."""
+    choose = sys.modules.get("headrace.runtime.choose")
+    if choose is not None:
+        choose.VERDICTS.clear()
+    yield

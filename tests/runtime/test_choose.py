@@ -334,6 +334,33 @@ def test_processes_slower_than_inline_give_way_to_inline(monkeypatch):
     assert mapped["executor"] == "inline"  # the later epoch keeps the trial's verdict
 
 
+def test_a_pipeline_built_again_starts_from_the_trials_verdict(monkeypatch):
+    # A new Dataset with the same stages (a pipeline rebuilt each epoch, a benchmark's runs) reuses the
+    # verdict the first one tried: no probe and no trial again, each element computed once; a changed
+    # captured value or another num_parallel_calls is another stage and measures again.
+    monkeypatch.setattr(choose, "probe", _told_processes)
+    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
+
+    def build(scale: int = 1, calls: int = 2) -> hr.Dataset:
+        return hr.Dataset.range(3_000).map(lambda x: _big(x * scale), num_parallel_calls=calls)
+
+    first = iter(build())
+    assert [int(row[0]) for row in first] == list(range(3_000))
+    assert "inline kept" in first.root.counters()["executor_reason"]
+    probes = []
+    monkeypatch.setattr(choose, "probe", lambda *args, **kwargs: probes.append(1) or _told_processes(*args))
+    again = iter(build())
+    assert [int(row[0]) for row in again] == list(range(3_000))
+    counters = again.root.counters()
+    assert counters["executor"] == "inline" and not probes
+    assert counters["executor_reason"].startswith("as an earlier pipeline with the same stages tried: ")
+    for other in (build(scale=2), build(calls=3)):
+        it = iter(other)
+        next(it)
+        it.close()
+    assert len(probes) == 2
+
+
 def test_pairs_that_barely_overlap_hold_threads_to_what_they_showed():
     # The GIL share says threads would gain; two calls at once ran no faster than one after the other
     # (waking threads and handing the GIL over cost the overlap): inline, and the reason says why.

@@ -181,6 +181,10 @@ class ParallelMapIterator(NodeIterator):
         # Once per stage per pipeline: a later epoch or iter() reuses the first measurement, so a
         # busy moment can never flip the executor between epochs.
         choice = self.run.choice(self.node)
+        if choice is None:  # a pipeline built again with the same stages: the verdict it reached
+            choice = choose.VERDICTS.recall(self.node)
+            if choice is not None:
+                self.run.remember(self.node, choice)
         if choice is None:
             positions: list[int] = []
             while self.workers > 1 and available_cpus() > 1 and len(positions) < choose.PROBE_ELEMENTS:
@@ -504,6 +508,7 @@ class ParallelMapIterator(NodeIterator):
             gil_range=self.gil_range,
         )
         self.run.remember(self.node, choice, revised=True)
+        choose.VERDICTS.keep(self.node, choice)
 
     def _clear_win(self, per_element: float) -> bool:
         """Keep threads without trying inline when they cost the consumer well under what an element
@@ -528,6 +533,7 @@ class ParallelMapIterator(NodeIterator):
         )
         choice = choose.Choice("thread", self.kind_reason, gil_fraction=self.gil_fraction, tried=True)
         self.run.remember(self.node, choice, revised=True)
+        choose.VERDICTS.keep(self.node, choice)
         return True
 
     def __next__(self) -> Any:

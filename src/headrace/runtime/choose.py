@@ -50,13 +50,15 @@ import dataclasses
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from time import process_time_ns, thread_time_ns
 from typing import Any, TypedDict
 
 from ..core.errors import attempt
-from ..core.node import perf_ns
+from ..core.fingerprint import pipeline_key
+from ..core.node import Node, Role, perf_ns
 
 MIN_PROCESS_CALL_SECONDS = 200e-6
 PROCESS_COST_SECONDS = 50e-6  # the parent's share of sending one element to a process and back
@@ -110,6 +112,63 @@ class Choice:
     # The least and greatest GIL share over the pairs, when they disagreed even after more pairs
     # (a busy machine): the median decided, and the report says the measurement is uncertain.
     gil_range: tuple[float, float] | None = None
+
+
+class Verdicts:
+    """Choices a running stage tried against inline (:attr:`Choice.tried`), kept for pipelines built
+    again with the same stages: a new ``Dataset`` each epoch (or each benchmark run) starts from the
+    verdict instead of probing and trying again, which on a short epoch costs as much as it finds.
+
+    Keyed by the stage's pipeline key (``core.fingerprint.pipeline_key``: its function's code,
+    constants and captured values, and every stage above it, not files or lines) and its execution
+    settings (``num_parallel_calls``, ``executor`` ...). Captured objects the key sees by type only (a
+    mutable container, a model) may differ under one key: the verdict, a speed choice, is reused then
+    too. Bounded: the newest :data:`MAX_VERDICTS` are kept. One per process (``VERDICTS``).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._kept: OrderedDict[tuple, Choice] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def recall(self, node: Node) -> Choice | None:
+        """The verdict an earlier pipeline with the same stage reached, its reason saying so."""
+        key = _verdict_key(node)
+        with self._lock:
+            choice = self._kept.get(key) if key is not None else None
+        if choice is None:
+            return None
+        return dataclasses.replace(
+            choice, reason=f"as an earlier pipeline with the same stages tried: {choice.reason}"
+        )
+
+    def keep(self, node: Node, choice: Choice) -> None:
+        if not choice.tried:
+            return
+        key = _verdict_key(node)
+        if key is None:
+            return
+        with self._lock:
+            self._kept[key] = choice
+            self._kept.move_to_end(key)
+            while len(self._kept) > self._limit:
+                self._kept.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+def _verdict_key(node: Node) -> tuple | None:
+    found, key = attempt(pipeline_key, node)  # an unhashable capture: nothing is kept for it
+    if not found:
+        return None
+    settings = sorted((name, repr(getattr(node, name, None))) for name in node.fields.named(Role.SETTING))
+    return key, tuple(settings)
+
+
+MAX_VERDICTS = 256
+VERDICTS = Verdicts(MAX_VERDICTS)
 
 
 class Measured(TypedDict):
