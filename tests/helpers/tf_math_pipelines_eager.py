@@ -7,7 +7,10 @@ from (tests/helpers/tf_math_pipelines_guides.py and tf_math_pipelines_repos.py):
 are the sources' own, comments name repository and path; only what feeds them changed.
 
 ``tools/record_tf_math_pipelines.py pipelines_eager.json`` rebinds ``tf`` to TensorFlow and records
-what tf.data yields (docs_load_csv needs pandas beside TensorFlow, see the guides module);
+what tf.data yields (docs_load_csv needs pandas beside TensorFlow, see the guides module; TensorFlow
+2.21 itself fails the TFRecord tutorial's writing half under numpy 2, numpy.bool in an Int64List, so
+the fixture was recorded in a venv with numpy 1.26: ``pip install tensorflow-cpu==2.21.0 "numpy<2"
+pandas pillow``);
 tests/compat/test_pipelines_tf_math.py replays them on headrace.
 """
 
