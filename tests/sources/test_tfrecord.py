@@ -367,3 +367,31 @@ def test_order_and_records_equal_recorded_tf_data(files, golden_dir):
     for name, reads in recorded["golden_reads"].items():
         ours = as_bytes(hr.TFRecordDataset(golden(name), reads["compression"]))
         assert [hashlib.sha256(r).hexdigest() for r in ours] == reads["sha256"], name
+
+
+@pytest.mark.parametrize("cycle", [2, 3, 4])
+def test_whole_rounds_taken_at_once_keep_the_order_and_checkpoints(tmp_path, cycle):
+    # Files long enough that the cycle takes whole rounds at once (every open file's records framed
+    # already): the same records in the same order as one at a time (whose order is tf.data's: see
+    # test_order_and_records_equal_recorded_tf_data), for chunks of any size, and exact checkpoints.
+    counts = [300, 7, 120, 0, 333, 64]
+    paths = []
+    for k, count in enumerate(counts):
+        path = tmp_path / f"r{k}.tfrecord"
+        path.write_bytes(b"".join(encode_record(b"%d:%d" % (k, i)) for i in range(count)))
+        paths.append(str(path))
+    expected = None
+    for size in (1, 5, 64, 1000):
+        it = iter(hr.TFRecordDataset(paths, num_parallel_reads=cycle))
+        got = []
+        while True:
+            try:
+                got += [bytes(r) for r in it.root.next_chunk(size)]
+            except StopIteration:
+                break
+        expected = expected or got  # one at a time first
+        assert got == expected, size
+    assert sorted(expected) == sorted(b"%d:%d" % (k, i) for k, n in enumerate(counts) for i in range(n))
+    counters = it.root.counters()
+    assert counters["records_read"] == sum(counts)
+    check_checkpoints(lambda: hr.TFRecordDataset(paths, num_parallel_reads=cycle).batch(37), stride=5)

@@ -325,6 +325,11 @@ class RecordReader:
             return self._base + self._starts[self._cursor] - HEADER
         return self._base + self._pos
 
+    def buffered(self) -> int:
+        """How many records are framed and verified already: the next ``next_chunk`` calls give that
+        many without reading, and cannot fail."""
+        return len(self._starts) - self._cursor
+
     def next_chunk(self, n: int) -> list[bytes]:
         """The next 1..n records; StopIteration at the end of the file, RecordError on damage."""
         cursor = self._cursor
