@@ -31,6 +31,30 @@ def integer(value: Any) -> Any:
     return value
 
 
+def is_int(value: Any, low: int | None = None, high: int | None = None) -> bool:
+    """Whether ``value`` is a Python int (not a bool) in ``[low, high)``: the check every count, size
+    and index argument makes, after :func:`integer` has turned numpy integers into ints.
+
+    >>> is_int(3, low=1), is_int(True), is_int(0, low=1), is_int(-1), is_int(2**63, high=2**63)
+    (True, False, False, True, False)
+    """
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and (low is None or value >= low)
+        and (high is None or value < high)
+    )
+
+
+def is_seed(value: Any) -> bool:
+    """Whether ``value`` is a seed: None or an int in ``[0, 2**63)``.
+
+    >>> is_seed(None), is_seed(7), is_seed(-1), is_seed(2**63)
+    (True, True, False, False)
+    """
+    return value is None or is_int(value, low=0, high=2**63)
+
+
 def boolean(value: Any) -> Any:
     """``value`` as a Python bool when it is a numpy bool (scalar or 0-d array); else unchanged.
 

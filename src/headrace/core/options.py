@@ -6,7 +6,7 @@ import enum
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 
-from .args import boolean, integer
+from .args import boolean, integer, is_int, is_seed
 from .errors import InvalidArgumentError
 
 
@@ -19,7 +19,7 @@ def _is_bool(value: Any) -> bool:
 
 
 def _is_seed(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63)
+    return is_seed(value)
 
 
 class AutoShardPolicy(enum.IntEnum):
@@ -59,7 +59,7 @@ def _is_optional_bool(value: Any) -> bool:
 
 
 def _is_threads(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+    return value is None or is_int(value, low=0)
 
 
 _T = TypeVar("_T")
@@ -227,7 +227,7 @@ class OptionsBase:
 
 
 def _is_budget(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0)
+    return value is None or is_int(value, low=1)
 
 
 def _is_fraction(value: Any) -> bool:

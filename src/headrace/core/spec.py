@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .args import is_int
 from .errors import InvalidArgumentError, StructureError
 from .structure import map_structure
 
@@ -244,7 +245,7 @@ class TensorSpec:
     def __init__(self, shape: Any, dtype: Any = np.float32, name: str | None = None):
         if isinstance(shape, TensorShape):
             shape = None if shape.rank is None else shape.as_list()
-        elif isinstance(shape, int) and not isinstance(shape, bool):
+        elif is_int(shape):
             shape = (shape,)  # as tf.TensorShape(3)
         if shape is not None:
             shape = SpecShape(None if d is None else int(d) for d in shape)

@@ -20,6 +20,7 @@ from typing import IO, Any, cast
 
 import numpy as np
 
+from ..core.args import is_int
 from ..core.errors import InvalidArgumentError, check, on_failure
 from .compression import CompressingWriter, normalize_compression
 from .crc import crc32c, masked_crc32c
@@ -249,14 +250,14 @@ def write_shards(
         num_shards = 1
     if num_shards is not None:
         check(
-            isinstance(num_shards, int) and not isinstance(num_shards, bool) and num_shards > 0,
+            is_int(num_shards, low=1),
             "num_shards",
             num_shards,
             "a positive int",
         )
     if shard_size is not None:
         check(
-            isinstance(shard_size, int) and not isinstance(shard_size, bool) and shard_size > 0,
+            is_int(shard_size, low=1),
             "shard_size",
             shard_size,
             "a positive number of bytes",

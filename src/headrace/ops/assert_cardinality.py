@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import DataLossError, check
 from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node
 from ..core.state import Child, Int
@@ -26,7 +26,7 @@ class AssertCardinalityNode(Node):
     def __init__(self, parent: Node, expected_cardinality: int, name: str | None = None):
         expected = integer(expected_cardinality)
         check(
-            isinstance(expected, int) and not isinstance(expected, bool) and expected >= INFINITE_CARDINALITY,
+            is_int(expected, low=INFINITE_CARDINALITY),
             "expected_cardinality",
             expected_cardinality,
             "an int >= 0, or INFINITE_CARDINALITY (-1)",

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_int
 from ..core.errors import check
 from ..core.node import (
     AUTOTUNE,
@@ -44,7 +44,7 @@ class BatchNode(Node):
         batch_size, num_parallel_calls = integer(batch_size), integer(num_parallel_calls)
         drop_remainder, deterministic = boolean(drop_remainder), boolean(deterministic)
         check(
-            isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0,
+            is_int(batch_size, low=1),
             "batch_size",
             batch_size,
             "a positive int",

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import CheckpointError, InvalidArgumentError, check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.state import Bool, Child, Field, Int, StateFields
@@ -128,13 +128,13 @@ class DistributeNode(Node):
         )
         if num_replicas is not None:
             check(
-                isinstance(num_replicas, int) and not isinstance(num_replicas, bool) and num_replicas >= 1,
+                is_int(num_replicas, low=1),
                 "num_replicas",
                 num_replicas,
                 "an int >= 1 (the number of ranks), or None for the job's layout",
             )
             check(
-                isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < num_replicas,
+                is_int(rank, low=0, high=num_replicas),
                 "rank",
                 rank,
                 f"an int from 0 to num_replicas - 1 = {num_replicas - 1}",

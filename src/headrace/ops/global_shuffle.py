@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_int
 from ..core.errors import InvalidArgumentError, check
 from ..core.node import Context, Fields, Node, fresh_seed, resolve_seed
 from ..core.state import Int, Seed
@@ -39,7 +39,7 @@ class GlobalShuffleNode(Node):
     ):
         seed, reshuffle_each_iteration = integer(seed), boolean(reshuffle_each_iteration)
         check(
-            seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0),
+            seed is None or is_int(seed, low=0),
             "seed",
             seed,
             "None or an int >= 0",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_int
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe
@@ -24,7 +24,7 @@ from .interleave import InterleaveIterator, default_cycle_length
 
 
 def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return is_int(value, low=1)
 
 
 class InterleaveNode(Node):

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_seed
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe, fused_name
@@ -68,7 +68,7 @@ class MapNode(Node):
         check(deterministic in (None, True, False), "deterministic", deterministic, "None, True or False")
         check(executor in (None, "thread", "process"), "executor", executor, 'None, "thread" or "process"')
         check(
-            seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63),
+            is_seed(seed),
             "seed",
             seed,
             "None or an int in [0, 2**63)",

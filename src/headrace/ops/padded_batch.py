@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_int
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node
 from .support.batch_iterator import BatchingIterator
@@ -41,7 +41,7 @@ class PaddedBatchNode(Node):
     ):
         batch_size, drop_remainder = integer(batch_size), boolean(drop_remainder)
         check(
-            isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0,
+            is_int(batch_size, low=1),
             "batch_size",
             batch_size,
             "a positive int",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.args import is_int
 from ..core.errors import check
 from ..core.node import Context, Fields, Node, NodeIterator
 
@@ -29,7 +30,7 @@ class ParallelizeNode(Node):
 
     def __init__(self, parent: Node, num_workers: int, shard: Any, name: str | None = None):
         check(
-            isinstance(num_workers, int) and not isinstance(num_workers, bool) and num_workers > 0,
+            is_int(num_workers, low=1),
             "num_workers",
             num_workers,
             "a positive int",

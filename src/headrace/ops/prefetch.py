@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import check
 from ..core.node import AUTOTUNE, Access, Context, Fields, Node, NodeIterator
 from ..runtime.defaults import resolve_prefetch_buffer
@@ -30,8 +30,7 @@ class PrefetchNode(Node):
         # tf.data: None means AUTOTUNE.
         buffer_size = AUTOTUNE if buffer_size is None else integer(buffer_size)
         check(
-            buffer_size == AUTOTUNE
-            or (isinstance(buffer_size, int) and not isinstance(buffer_size, bool) and buffer_size >= 0),
+            buffer_size == AUTOTUNE or is_int(buffer_size, low=0),
             "buffer_size",
             buffer_size,
             "an int >= 0 or AUTOTUNE",

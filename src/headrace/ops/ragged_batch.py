@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_int
 from ..core.errors import StructureError, check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node
 from ..core.spec import to_array
@@ -48,7 +48,7 @@ class RaggedBatchNode(Node):
     def __init__(self, parent: Node, batch_size: int, drop_remainder: bool = False, name: str | None = None):
         batch_size, drop_remainder = integer(batch_size), boolean(drop_remainder)
         check(
-            isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0,
+            is_int(batch_size, low=1),
             "batch_size",
             batch_size,
             "a positive int",

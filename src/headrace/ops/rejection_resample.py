@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import integer
+from ..core.args import integer, is_seed
 from ..core.closures import freeze
 from ..core.errors import InvalidArgumentError, check
 from ..core.naming import describe
@@ -66,7 +66,7 @@ class RejectionResampleNode(Node):
             )
         seed = integer(seed)
         check(
-            seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63),
+            is_seed(seed),
             "seed",
             seed,
             "None or an int in [0, 2**63)",

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.state import Child, Int
@@ -24,7 +24,7 @@ class RepeatNode(Node):
     def __init__(self, parent: Node, count: int | None = None, name: str | None = None):
         count = integer(count)
         check(
-            count is None or (isinstance(count, int) and not isinstance(count, bool)),
+            count is None or is_int(count),
             "count",
             count,
             "None or an int (negative: forever)",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_seed
 from ..core.errors import InvalidArgumentError, check
 from ..core.node import (
     INFINITE_CARDINALITY,
@@ -96,7 +96,7 @@ class SampleFromDatasetsNode(Node):
         if not datasets:
             raise InvalidArgumentError("datasets=[] is not allowed: pass a non-empty list of datasets")
         check(
-            seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63),
+            is_seed(seed),
             "seed",
             seed,
             "None or an int in [0, 2**63)",

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import InvalidArgumentError
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from .support.elementwise import ElementwiseIterator
@@ -18,7 +18,7 @@ _READ_AT_MOST = 4096  # input elements read per parent call when dropping gaps b
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return is_int(value)
 
 
 class ShardNode(Node):

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_int
 from ..core.counters import buffer_nbytes
 from ..core.errors import check
 from ..core.node import Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
@@ -41,13 +41,13 @@ class ShuffleNode(Node):
         buffer_size, seed = integer(buffer_size), integer(seed)
         reshuffle_each_iteration = boolean(reshuffle_each_iteration)
         check(
-            isinstance(buffer_size, int) and not isinstance(buffer_size, bool) and buffer_size > 0,
+            is_int(buffer_size, low=1),
             "buffer_size",
             buffer_size,
             "a positive int",
         )
         check(
-            seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0),
+            seed is None or is_int(seed, low=0),
             "seed",
             seed,
             "None or an int >= 0",

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.state import Bool, Child, Int
@@ -22,9 +22,7 @@ class SkipNode(Node):
 
     def __init__(self, parent: Node, count: int, name: str | None = None):
         count = integer(count)
-        check(
-            isinstance(count, int) and not isinstance(count, bool), "count", count, "an int (negative: all)"
-        )
+        check(is_int(count), "count", count, "an int (negative: all)")
         super().__init__(parent)
         self.count = max(count, -1)  # tf.data reads any negative count as -1
         self.name = name

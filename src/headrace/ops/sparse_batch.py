@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.args import integer, integers
+from ..core.args import integer, integers, is_int
 from ..core.errors import InvalidArgumentError, StructureError, check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node
 from ..core.spec import to_array
@@ -26,19 +26,17 @@ class SparseBatchNode(Node):
     def __init__(self, parent: Node, batch_size: int, row_shape: Any, name: str | None = None):
         batch_size = integer(batch_size)
         check(
-            isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0,
+            is_int(batch_size, low=1),
             "batch_size",
             batch_size,
             "a positive int",
         )
         shape = integers(row_shape)
-        if isinstance(shape, int) and not isinstance(shape, bool):
+        if is_int(shape):
             shape = [shape]
         if hasattr(row_shape, "as_list"):
             shape = [-1 if d is None else d for d in row_shape.as_list()]
-        if not isinstance(shape, (list, tuple)) or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d >= -1 for d in shape
-        ):
+        if not isinstance(shape, (list, tuple)) or not all(is_int(d, low=-1) for d in shape):
             raise InvalidArgumentError(
                 f"row_shape={row_shape!r} is not allowed: a list of sizes (ints >= 0, -1 for any)"
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_int
 from ..core.elements import ElementsNode
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
@@ -13,7 +13,7 @@ from ..core.structure import flatten, pack_as
 
 
 def _positive(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return is_int(value, low=1)
 
 
 class WindowNode(Node):

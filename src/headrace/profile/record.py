@@ -20,6 +20,7 @@ import contextlib
 from collections.abc import Iterator
 
 from ..core import counters
+from ..core.args import is_int
 from ..core.counters import CallLog
 from ..core.errors import check
 
@@ -34,7 +35,7 @@ def record_calls(max_calls: int = 1_000_000) -> Iterator[CallLog]:
     began shows its first recorded call without an element count."""
     global _last
     check(
-        isinstance(max_calls, int) and not isinstance(max_calls, bool) and max_calls >= 1,
+        is_int(max_calls, low=1),
         "record_calls: max_calls",
         max_calls,
         "an int of at least 1 (how many of the newest calls and chunks to keep)",

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.args import is_int
 from ..core.errors import InvalidArgumentError, add_note, attempt, check, on_failure, user_stacklevel
 from ..io.compression import normalize_compression
 from ..io.example import parse_example, serialize_example
@@ -421,7 +422,7 @@ def write_tfrecords(
     prefix = as_path(prefix, "prefix")
     for name, value in (("num_shards", num_shards), ("shard_bytes", shard_bytes)):
         check(
-            value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1),
+            value is None or is_int(value, low=1),
             f"{TOOL}: {name}",
             value,
             "a positive int, or None",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import InvalidArgumentError, check
 from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, as_dtype
@@ -21,7 +21,7 @@ class CounterNode(Node):
     def __init__(self, start: int = 0, step: int = 1, dtype=np.int64):
         start, step = integer(start), integer(step)
         for argument, value in (("start", start), ("step", step)):
-            check(isinstance(value, int) and not isinstance(value, bool), argument, value, "an int")
+            check(is_int(value), argument, value, "an int")
         self.dtype = as_dtype(dtype)
         if self.dtype.kind not in "iuf":
             raise InvalidArgumentError(

@@ -6,7 +6,7 @@ import csv
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from ..core.args import integers
+from ..core.args import integers, is_int
 from ..core.errors import DataLossError, InvalidArgumentError, check
 from ..core.node import Fields
 from ..core.spec import TensorSpec, string
@@ -60,9 +60,7 @@ class CsvNode(FileRecordsNode):
             cols = integers(cols)
             if cols is None:
                 continue
-            ok = isinstance(cols, (list, tuple)) and all(
-                isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in cols
-            )
+            ok = isinstance(cols, (list, tuple)) and all(is_int(c, low=0) for c in cols)
             check(
                 ok and list(cols) == sorted(set(cols)), argument, cols, "a list of column indices, increasing"
             )

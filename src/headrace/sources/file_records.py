@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import CheckpointError, check, pattern_hint
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.state import Int
@@ -68,8 +68,7 @@ class FileRecordsNode(Node):
     ):
         buffer_size = integer(buffer_size)
         check(
-            buffer_size is None
-            or (isinstance(buffer_size, int) and not isinstance(buffer_size, bool) and buffer_size >= 0),
+            buffer_size is None or is_int(buffer_size, low=0),
             "buffer_size",
             buffer_size,
             "None or an int >= 0 (bytes)",

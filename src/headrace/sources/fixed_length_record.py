@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.errors import DataLossError, check
 from ..core.node import Fields
 from ..core.spec import TensorSpec, string
@@ -13,7 +13,7 @@ from .file_records import ByteStream, FileRecordsNode
 
 
 def _size(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return is_int(value, low=0)
 
 
 class FixedLengthRecordNode(FileRecordsNode):

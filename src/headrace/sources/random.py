@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.args import boolean, integer
+from ..core.args import boolean, integer, is_seed
 from ..core.errors import check
 from ..core.node import INFINITE_CARDINALITY, Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
 from ..core.spec import TensorSpec
@@ -27,7 +27,7 @@ class RandomNode(Node):
     def __init__(self, seed: int | None = None, rerandomize_each_iteration: bool | None = None):
         seed, rerandomize_each_iteration = integer(seed), boolean(rerandomize_each_iteration)
         check(
-            seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63),
+            is_seed(seed),
             "seed",
             seed,
             "None or an int in [0, 2**63)",

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..core.args import integer
+from ..core.args import integer, is_int
 from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError, InvalidArgumentError, check, pattern_hint
 from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
@@ -114,20 +114,13 @@ class TFRecordNode(Node):
         buffer_size, num_parallel_reads = integer(buffer_size), integer(num_parallel_reads)
         compression = normalize_compression(compression_type)
         check(
-            buffer_size is None
-            or (isinstance(buffer_size, int) and not isinstance(buffer_size, bool) and buffer_size >= 0),
+            buffer_size is None or is_int(buffer_size, low=0),
             "buffer_size",
             buffer_size,
             "None or a number of bytes >= 0",
         )
         check(
-            num_parallel_reads is None
-            or num_parallel_reads == AUTOTUNE
-            or (
-                isinstance(num_parallel_reads, int)
-                and not isinstance(num_parallel_reads, bool)
-                and num_parallel_reads > 0
-            ),
+            num_parallel_reads is None or num_parallel_reads == AUTOTUNE or is_int(num_parallel_reads, low=1),
             "num_parallel_reads",
             num_parallel_reads,
             "None, a positive int, or AUTOTUNE",
