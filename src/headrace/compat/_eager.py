@@ -16,7 +16,8 @@ from ..tfops._tensor import EagerTensor, infer, plain, tensor
 
 #: Ops whose function argument is not called with tensors: ``numpy_function`` / ``py_func`` bodies
 #: take numpy values (``bytes`` for a string), as in TensorFlow; ``tf.function`` hands its function
-#: back, to be called by the user's code with tensors already.
+#: back, to be called by the user's code with tensors already; ``from_generator``'s generator makes
+#: the data and takes none.
 _PLAIN_CALLABLES = frozenset({"numpy_function", "py_func", "function", "from_generator"})
 
 
