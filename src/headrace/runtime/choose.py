@@ -191,6 +191,13 @@ class Timing:
         """Time off the CPU by the thread's own doing: I/O, locks, the GIL."""
         return max(0, self.wall_ns - self.cpu_ns - self.delay_ns)
 
+    @property
+    def own_ns(self) -> int:
+        """The wall time less the wait for a core, and never under the CPU time: the kernel books a
+        wait when the thread next runs, so a wait that began before the call can land inside it and
+        exceed its wall time (seen beside a busy native thread: a call of "-414 us")."""
+        return max(self.wall_ns - self.delay_ns, self.cpu_ns)
+
 
 def run_delay_ns() -> int:
     """Time this thread sat runnable waiting for a core (another thread's: :func:`_task_clocks`); 0 where
@@ -481,7 +488,7 @@ def _probe(
         timings.append(timing)
         if not outcome[0]:
             return decide(workers, cpus, failed=True), outcomes
-        if timing.wall_ns - timing.delay_ns < CHEAP_SECONDS * 1e9:
+        if timing.own_ns < CHEAP_SECONDS * 1e9:
             return decide(workers, cpus, cheap=timing), outcomes
         if not checked:  # a call that is not cheap may want processes: can it be sent to one?
             checked = True
@@ -499,7 +506,7 @@ def _probe(
     # Each clock's least over the solo calls: a call that really waits (I/O) waits in every call, while
     # one preempted on a busy machine (its wait for a core booked late, as in a VM) is the exception.
     cpu = min(t.cpu_ns for t in solo) / 1e9
-    wall = min(t.wall_ns - t.delay_ns for t in solo) / 1e9
+    wall = min(t.own_ns for t in solo) / 1e9
     if helpers > OWN_THREADS:
         return decide(workers, cpus, cpu_seconds=cpu, wall_seconds=wall, own_threads=helpers), outcomes
     fractions: list[float] = []
@@ -530,7 +537,7 @@ def _probe(
                     fractions.append(fraction)
                 # Less the time each waited for a core: another program on the cores is the
                 # load's business (the trial measures it), not what the function lets two threads do.
-                pair_ns = max(timing.wall_ns - timing.delay_ns for _, timing in results)
+                pair_ns = max(timing.own_ns for _, timing in results)
                 speedups.append(2 * wall * 1e9 / max(pair_ns, 1))
                 if len(fractions) >= MAX_PAIRS or (len(fractions) >= PAIRS and not _disagree(fractions)):
                     break
@@ -611,7 +618,7 @@ def decide(
     if failed:
         return Choice("thread", "map_func raised while measured: threads for now", final=False)
     if cheap is not None:
-        wall = (cheap.wall_ns - cheap.delay_ns) / 1e9
+        wall = cheap.own_ns / 1e9
         return Choice(
             "inline",
             f"one call takes {wall * 1e6:,.0f} us: handing an element to a thread costs ~"
