@@ -32,6 +32,13 @@ from .strings import to_hash_bucket_fast
 _OUTPUT_MODES = ("int", "one_hot", "multi_hot", "count")
 
 
+#: the arguments of Keras' lookup layers that :class:`_Lookup` takes (each layer adds its own)
+_SHARED = frozenset(
+    {"max_tokens", "num_oov_indices", "mask_token", "oov_token", "vocabulary", "invert", "output_mode"}
+    | {"sparse", "pad_to_max_tokens", "name"}
+)
+
+
 class _Lookup:
     """What StringLookup and IntegerLookup share: a vocabulary, its special indices, the output modes."""
 
@@ -50,6 +57,7 @@ class _Lookup:
 
     def __init__(
         self,
+        *,
         max_tokens: int | None,
         num_oov_indices: int,
         mask_token: Any,
@@ -205,17 +213,8 @@ class StringLookup(_Lookup):
     ):
         self.encoding = encoding
         super().__init__(
-            max_tokens,
-            num_oov_indices,
-            mask_token,
-            oov_token,
-            vocabulary,
-            invert,
-            output_mode,
-            sparse,
-            pad_to_max_tokens,
-            name,
-        )
+            **{k: v for k, v in locals().items() if k in _SHARED}
+        )  # the layers' common arguments
 
     def _key(self, value: Any) -> bytes:
         if isinstance(value, str):
@@ -252,17 +251,8 @@ class IntegerLookup(_Lookup):
         **kwargs: Any,
     ):
         super().__init__(
-            max_tokens,
-            num_oov_indices,
-            mask_token,
-            oov_token,
-            vocabulary,
-            invert,
-            output_mode,
-            sparse,
-            pad_to_max_tokens,
-            name,
-        )
+            **{k: v for k, v in locals().items() if k in _SHARED}
+        )  # the layers' common arguments
 
     def _read(self, vocabulary: Any) -> list:
         if isinstance(vocabulary, (str, bytes)):
