@@ -173,10 +173,10 @@ def test_nothing_is_logged_or_kept_for_the_trace_while_not_recording(monkeypatch
     prefetch = it.root
     parallel_map = prefetch.inputs[0]
     interleave = parallel_map.inputs[0]
-    assert all(origin is None for *_, origin in prefetch.producer.items)
+    assert all(origin is None for *_, origin in prefetch.producer.items.values())
     assert parallel_map.executor.firsts == {} and parallel_map.chunk_starts == {}
     slots = [slot[2].producer for slot in interleave.slots if slot is not None]
-    assert slots and all(origin is None for producer in slots for *_, origin in producer.items)
+    assert slots and all(origin is None for producer in slots for *_, origin in producer.items.values())
     assert counters.call_log is None
     it.close()
 

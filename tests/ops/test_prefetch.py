@@ -112,7 +112,7 @@ def test_checkpoints_restore_in_a_fresh_process():
 def test_state_holds_buffered_elements_when_snapshots_are_unaffordable():
     ds = hr.Dataset.range(10).prefetch(3)
     it = iter(ds)
-    it.root.producer.policy.share = 0.0  # no budget: no snapshot after the first
+    it.root.producer.ledger.policy.share = 0.0  # no budget: no snapshot after the first
     assert [int(next(it)) for _ in range(2)] == [0, 1]
     wait_for(lambda: it.root.counters()["buffered"] == 3)
     state = json.loads(json.dumps(it.get_state()))

@@ -48,3 +48,27 @@ def test_a_failing_state_turns_snapshots_off():
 
     assert policy.take(broken) is None
     assert not policy.enabled and policy.take(lambda: {"x": 1}) is None
+
+
+def test_a_ledger_cuts_at_the_first_snapshot_after_what_was_handed_out():
+    from headrace.core.state import ERROR, INPUT, OUTPUT, decode_element
+    from headrace.runtime.snapshots import Ledger
+
+    ledger = Ledger()
+    ledger.entries.update({0: (OUTPUT, 10), 1: (ERROR, (ValueError(), 1)), 2: (INPUT, 2), 3: (OUTPUT, 13)})
+    ledger.keep(2, {"at": 2})
+    ledger.keep(4, {"at": 4})
+    assert ledger.cut() == (2, {"at": 2}) and ledger.elements(2) == [10]
+    del ledger.entries[3]  # handed out of order: 0 to 2 are still owed, the snapshot at 2 is stale
+    ledger.high = 4
+    assert ledger.cut() == (4, {"at": 4}) and len(ledger.snapshots) == 1
+    rows = ledger.rows(4)  # the serial map's owed rows: the failed element as its input, again
+    assert [(p, out, int(decode_element(v))) for p, out, v in rows] == [
+        (0, True, 10),
+        (1, False, 1),
+        (2, False, 2),
+    ]
+    ledger.high = 5  # past every snapshot: the stage asks its parent, and owes everything
+    assert ledger.cut() is None and ledger.elements() == [10]
+    ledger.restart(7)
+    assert (ledger.entries, ledger.cut(), ledger.high) == ({}, None, 7)

@@ -20,7 +20,7 @@ import base64
 import binascii
 import builtins
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -503,6 +503,19 @@ class Children(Field):
             it.set_state(sub)
 
 
+def owed_rows(owed: Iterable[tuple[builtins.int, builtins.int, Any]]) -> builtins.list:
+    """``(position, kind, value)`` entries as saved ``[position, is_output, element]`` rows: a held
+    error as its failing input (computed again after a restore), left out when that input is gone."""
+    rows = []
+    for position, kind, value in owed:
+        if kind == ERROR:
+            value = value[1]
+            if value is NO_INPUT:
+                continue
+        rows.append([position, kind == OUTPUT, encode_element(value)])
+    return rows
+
+
 class Owed(Field):
     """The stage's ``owed`` queue (see ``NodeIterator.owed``), saved as ``[position, is_output,
     element]`` rows: an output computed and not yet returned, or an input taken and not yet computed.
@@ -515,14 +528,7 @@ class Owed(Field):
         self.max_length = max_length
 
     def save(self, stage: Any) -> builtins.list:
-        rows = []
-        for position, kind, value in stage.owed:
-            if kind == ERROR:
-                value = value[1]
-                if value is NO_INPUT:
-                    continue
-            rows.append([position, kind == OUTPUT, encode_element(value)])
-        return rows
+        return owed_rows(stage.owed)
 
     def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.list:
         high = values.get("position")

@@ -8,12 +8,13 @@ given; put ``prefetch`` before the map to also overlap a slow parent.
 
 Inputs are pulled a chunk at a time (the executor's ``chunk_size``: a few milliseconds of work, one
 element for slow functions), so the parent's call, a snapshot and the hand-off to the workers are
-paid per chunk, not per element. Checkpoints are exact and small: right after each pull the iterator
-keeps a snapshot of the parent's state (on a budget, see :mod:`.snapshots`). ``get_state`` returns
-the first snapshot at or after the last element handed on, plus the elements before it that are
-still owed (at most the rest of that chunk, as inputs or computed outputs, whenever the snapshot was
-affordable; none when the chunk was handed on whole). Its format is the serial map's, so a
-checkpoint moves freely between serial and parallel, threads and processes.
+paid per chunk, not per element. Checkpoints are exact and small: the ordered window is a
+:class:`~headrace.runtime.snapshots.Ledger`, which keeps a snapshot of the parent's state right after
+each pull (on a budget). ``get_state`` returns the first snapshot at or after the last element handed
+on, plus the elements before it that are still owed (at most the rest of that chunk, as inputs or
+computed outputs, whenever the snapshot was affordable; none when the chunk was handed on whole). Its
+format is the serial map's, so a checkpoint moves freely between serial and parallel, threads and
+processes.
 
 While ``headrace.profile.record_calls`` records, the executor numbers each chunk it returns; the
 position of a chunk's first element keeps that number until the element is handed on, and the call
@@ -37,7 +38,7 @@ from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.run import Run
-from ..core.state import ERROR, INPUT, NO_INPUT, OUTPUT, encode_element
+from ..core.state import ERROR, INPUT, NO_INPUT, OUTPUT
 from ..runtime import choose, worker
 from ..runtime.calls import apply
 from ..runtime.defaults import available_cpus, in_flight_window
@@ -45,7 +46,7 @@ from ..runtime.executors import Executor
 from ..runtime.inline import InlineExecutor
 from ..runtime.pool import processes_unavailable
 from ..runtime.processes import ProcessExecutor, WorkerDied, describe_unavailable
-from ..runtime.snapshots import SnapshotPolicy
+from ..runtime.snapshots import Ledger
 from ..runtime.threads import ThreadExecutor
 
 # Threads an AUTOTUNE map may grow to. Threads waiting on I/O use no CPU, so an I/O-bound stage may
@@ -107,18 +108,17 @@ class ParallelMapIterator(NodeIterator):
         self.iteration = iteration
         self.epoch = 0
         self.position = 0  # inputs taken from the parent
-        self.high = 0  # one past the largest position handed on
-        # The ordered window: taken but not handed on, ascending, position -> (kind, value), the kinds
-        # of the base's ``owed`` entries: INPUT (the input, not computed yet or in flight), OUTPUT
-        # (computed) or ERROR (``(exception, input)``: the input is kept for a state saved meanwhile).
-        # An error of the parent is owed (``self.owed``) behind the whole window.
-        self.records: dict[int, tuple[int, Any]] = {}
+        # The ordered window, the entries of a ledger that keeps the parent's snapshots beside them:
+        # taken but not handed on, ascending, position -> (kind, value), the kinds of the base's
+        # ``owed`` entries: INPUT (the input, not computed yet or in flight), OUTPUT (computed) or
+        # ERROR (``(exception, input)``: the input is kept for a state saved meanwhile). An error of
+        # the parent is owed (``self.owed``) behind the whole window.
+        self.ledger = Ledger()
+        self.records = self.ledger.entries
         self.arrivals: deque[int] = deque()  # computed positions in finishing order (non-deterministic)
         self.chunk_starts: dict[int, int] = {}  # while recording: a chunk's first position -> its slice
         self.tasks: dict[int, int] = {}  # task id in flight -> position
         self.queued: deque[int] = deque()  # restored inputs not yet submitted
-        self.snapshots: dict[int, dict] = {}  # j -> parent state after j inputs, ascending
-        self.policy = SnapshotPolicy()
         self.exhausted = False
         # The failure's message only: an exception object would keep the consumer's frames (and so
         # this iterator's owner) alive through its traceback.
@@ -255,9 +255,7 @@ class ParallelMapIterator(NodeIterator):
             self.input_wait_ns += perf_ns() - start
         first = self.position
         self.position += len(chunk)
-        snapshot = self.policy.take(self.parent.get_state)
-        if snapshot is not None:
-            self.snapshots[self.position] = snapshot
+        self.ledger.keep(self.position, self.ledger.policy.take(self.parent.get_state))
         for offset, element in enumerate(chunk):
             self.records[first + offset] = (INPUT, element)
         return list(range(first, self.position))
@@ -381,14 +379,8 @@ class ParallelMapIterator(NodeIterator):
             self._deliver(position)
         if self.arrivals and self.arrivals[0] == position:
             self.arrivals.popleft()
-        if position >= self.high:
-            self.high = position + 1
-            snapshots = self.snapshots
-            while snapshots:
-                first = next(iter(snapshots))
-                if first >= self.high:
-                    break
-                del snapshots[first]
+        if position >= self.ledger.high:
+            self.ledger.high = position + 1
         if fill:
             self._fill()  # keep the workers busy while the consumer works on this one
         if kind == ERROR:
@@ -566,7 +558,7 @@ class ParallelMapIterator(NodeIterator):
         out = tf_results(out)
         executor.busy_ns += perf_ns() - start
         executor.cpu_ns += thread_time_ns() - cpu
-        self.high = first + len(out)
+        self.ledger.high = first + len(out)
         self.produced += len(out)
         return out if out else [self._next()]
 
@@ -626,7 +618,7 @@ class ParallelMapIterator(NodeIterator):
         in ``epoch``, the last ones ``inputs`` (``(position, element)`` pairs, still to compute) and
         the outputs of the others went on (a vectorised map that runs per element after all,
         ``ops/vectorize.py``); as ``set_state`` restores pending inputs."""
-        self.position = self.high = position
+        self.position = self.ledger.high = position
         self.epoch, self.produced = epoch, produced
         for at, value in inputs:
             self.records[at] = (INPUT, value)
@@ -634,37 +626,26 @@ class ParallelMapIterator(NodeIterator):
 
     def _forget_in_flight(self) -> None:
         self.tasks.clear()  # their results are dropped when they arrive
-        self.records.clear()
+        self.ledger.restart()
         self.owed.clear()  # a held error of the parent
         self.arrivals.clear()
         self.chunk_starts.clear()
         self.queued.clear()
-        self.snapshots.clear()
         self.exhausted = False
 
     def reset(self) -> None:
         self._forget_in_flight()
         self.parent.reset()
         self.position = 0
-        self.high = 0
         self.epoch += 1
 
     def get_state(self) -> dict:
-        cut = next((j for j in self.snapshots if j >= self.high), None)
-        if cut is None:
-            cut, parent_state = self.position, self.parent.get_state()
-        else:
-            parent_state = self.snapshots[cut]
+        cut, parent_state = self.ledger.cut() or (self.position, self.parent.get_state())
         # A computed output is saved as it is; an input, or an input whose call failed, to compute again.
-        pending = [
-            [position, kind == OUTPUT, encode_element(value[1] if kind == ERROR else value)]
-            for position, (kind, value) in self.records.items()
-            if position < cut
-        ]
         return {
             "parent": parent_state,
             "position": cut,
-            "pending": pending,
+            "pending": self.ledger.rows(cut),
             "iteration": self.iteration,
             "epoch": self.epoch,
         }
@@ -683,8 +664,8 @@ class ParallelMapIterator(NodeIterator):
         parent_state = fields.dict("parent")
         self._forget_in_flight()
         self.parent.set_state(parent_state)
-        self.position = self.high = cut
-        self.snapshots[self.position] = parent_state
+        self.position = self.ledger.high = cut
+        self.ledger.keep(cut, parent_state)
         self.iteration, self.epoch = iteration, epoch
         for position, is_output, value in pending:
             self.records[position] = (INPUT, value)
@@ -723,7 +704,7 @@ class ParallelMapIterator(NodeIterator):
             input_wait_seconds=self.input_wait_ns / 1e9,
             output_wait_seconds=self.output_wait_ns / 1e9,
             worker_pids=executor.pids() if executor is not None else [],
-            snapshots_taken=self.policy.taken,
+            snapshots_taken=self.ledger.policy.taken,
             **(executor.counters() if executor is not None else {}),
         )
         return out

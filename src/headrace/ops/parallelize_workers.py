@@ -6,9 +6,10 @@ state after them; the parent keeps :data:`CHUNKS_AHEAD` requests in flight per w
 compute while the consumer works, and memory stays bounded. Output ``i`` is worker ``i % N``'s next
 element (a worker whose share ended is skipped), so the order is fixed whatever the timing.
 
-Checkpoints are exact: for each worker, the state sent with the first chunk that ends at or after
-the last element handed on, plus the elements of that chunk still owed (encoded like any buffered
-element), plus whose turn it is. Restoring sends each worker its state.
+Checkpoints are exact: each worker's share is a :class:`~headrace.runtime.snapshots.Ledger` of the
+states its chunks ended with, so a checkpoint holds, per worker, the state sent with the first chunk
+that ends at or after the last element handed on, plus the elements of that chunk still owed
+(encoded like any buffered element), plus whose turn it is. Restoring sends each worker its state.
 
 While ``headrace.profile.record_calls`` records, each chunk is a slice on its worker's process track,
 and the call that hands the chunk's first element on reports it (``CallLog.deliver``): the trace's
@@ -23,13 +24,12 @@ import pickle
 import selectors
 import warnings
 import weakref
-from collections import deque
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 from ..core import counters
 from ..core.errors import CheckpointError, WorkerError, add_note, attempt, user_stacklevel
 from ..core.node import Context, NodeIterator, note_stage, perf_ns
-from ..core.state import encode_element
+from ..core.state import ERROR, OUTPUT, encode_element
 from ..runtime import shutdown as registry
 from ..runtime.launcher import EXIT_STATUS_SECONDS
 from ..runtime.messages import (
@@ -47,6 +47,7 @@ from ..runtime.messages import (
 from ..runtime.pool import WorkerProcess, get_pool, processes_unavailable
 from ..runtime.processes import WorkerDied, decode_result, unpack_error
 from ..runtime.shm import cleanup, segment_prefix
+from ..runtime.snapshots import Ledger
 from ..runtime.worker import where
 
 CHUNK_SECONDS = 0.005  # work per chunk: a message and a state snapshot spread over this much
@@ -74,15 +75,14 @@ def serial_fallback(node: Any, ctx: Context) -> NodeIterator | None:
     return node.parents[0].iterator(ctx)
 
 
-class _Share:
-    """The parent's view of one worker: its buffered outputs and the states to checkpoint with."""
+class _Share(Ledger):
+    """The parent's view of one worker: a ledger of its elements received and not handed on (OUTPUT
+    or ERROR) by number since the last reset or restore (``high``: handed on), and the states its
+    chunks ended with."""
 
     def __init__(self) -> None:
-        self.buffer: deque[tuple[bool, Any]] = deque()  # received, not handed on
+        super().__init__()
         self.received = 0  # elements received since the last restore
-        self.handed = 0  # elements handed on since the last restore
-        self.states: deque[tuple[int, dict]] = deque()  # (elements received, state after them)
-        self.base: dict | None = None  # state after `handed` elements, when known
         self.in_flight = 0  # requests sent, not answered
         self.ended = False  # the worker said its share ended (this epoch)
         self.chunk_starts: dict[int, int] = {}  # while recording: a chunk's first index -> its slice
@@ -241,11 +241,12 @@ class ParallelizeIterator(NodeIterator):
             number = log.add_chunk(id(self), worker.pid, worker.pid, start, end, len(items))
             if items:
                 share.chunk_starts[share.received] = number
-        for ok, payload in items:
-            share.buffer.append(decode_result(ok, payload, worker.pid, self.name))
+        entries, received = share.entries, share.received
+        for offset, (ok, payload) in enumerate(items, received):
+            ok, value = decode_result(ok, payload, worker.pid, self.name)
+            entries[offset] = (OUTPUT if ok else ERROR, value)
         share.received += len(items)
-        if state is not None:
-            share.states.append((share.received, state))
+        share.keep(share.received, state)
         if ended:
             share.ended = True
         if items and busy:
@@ -290,10 +291,10 @@ class ParallelizeIterator(NodeIterator):
         try:
             while True:
                 share = self.shares[self.turn]
-                if share.buffer:
+                if share.entries:
                     return self._hand_on(share)
                 if share.ended:
-                    if all(s.ended and not s.buffer for s in self.shares):
+                    if all(s.ended and not s.entries for s in self.shares):
                         raise StopIteration
                     self.turn = (self.turn + 1) % self.count
                     continue
@@ -303,24 +304,23 @@ class ParallelizeIterator(NodeIterator):
             raise
 
     def _hand_on(self, share: _Share) -> Any:
-        ok, value = share.buffer.popleft()
+        handed = share.high
+        kind, value = share.entries.pop(handed)
         starts = share.chunk_starts
-        if starts and share.handed in starts:  # recording, and the first element of a chunk
-            number = starts.pop(share.handed)
+        if starts and handed in starts:  # recording, and the first element of a chunk
+            number = starts.pop(handed)
             log = counters.call_log
             if log is not None:
                 log.deliver(id(self), number)
-        share.handed += 1
-        while share.states and share.states[0][0] <= share.handed:
-            share.base = share.states.popleft()[1]
+        share.high = handed + 1
         position = self.position
         self.position += 1
         self.turn = (self.turn + 1) % self.count
-        if not ok:
+        if kind == ERROR:
             note_stage(value, self.name, position)
             raise value
         self.produced += 1
-        if not share.buffer and not share.ended and share.in_flight < CHUNKS_AHEAD:
+        if not share.entries and not share.ended and share.in_flight < CHUNKS_AHEAD:
             self._top_up()
         return value
 
@@ -355,23 +355,20 @@ class ParallelizeIterator(NodeIterator):
             self._start()
         workers = []
         for index, share in enumerate(self.shares):
-            if not share.states and (share.base is None or share.buffer):
-                # Nothing received past the last element handed on: ask the worker where it is.
+            cut = share.cut()
+            if cut is None:
+                # No state received at or past the last element handed on: ask the worker where it is.
                 self._send(index, Pull(self.generation, 0, 0.0))
-                while not share.states:
+                while (cut := share.cut()) is None:
                     self._pump(WAIT_SLICE_SECONDS)
-            if share.states:
-                received, state = share.states[0]
-                values = list(share.buffer)[: received - share.handed]
-            else:  # share.base is set: with none, the loop above waited for a state
-                state, values = cast(dict, share.base), []
+            received, state = cut
             if "__unavailable__" in state:
                 raise CheckpointError(
                     f"{self.name}: worker {index} cannot save its pipeline's state "
                     f"({state['__unavailable__']})"
                 )
             # An error owed before the saved point is not raised again after a restore.
-            workers.append({"state": state, "owed": [encode_element(v) for ok, v in values if ok]})
+            workers.append({"state": state, "owed": [encode_element(v) for v in share.elements(received)]})
         return {"workers": workers, "turn": self.turn}
 
     def set_state(self, state: dict) -> None:
@@ -394,10 +391,9 @@ class ParallelizeIterator(NodeIterator):
         for index, (worker_state, owed) in enumerate(entries):
             self._settle(index, SetState(self.generation, worker_state))
             share = self.shares[index] = _Share()
-            for value in owed:
-                share.buffer.append((True, value))
-            share.received = len(share.buffer)
-            share.states.append((share.received, worker_state))
+            share.entries.update((position, (OUTPUT, value)) for position, value in enumerate(owed))
+            share.received = len(owed)
+            share.keep(share.received, worker_state)
 
     # --- the rest ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -415,7 +411,7 @@ class ParallelizeIterator(NodeIterator):
             parallelism=self.count,
             busy_seconds=self.busy_ns / 1e9,
             output_wait_seconds=self.wait_ns / 1e9,
-            buffered=sum(len(s.buffer) for s in self.shares),
+            buffered=sum(len(s.entries) for s in self.shares),
             chunk_size=self.chunk,
             worker_pids=[w.pid for w in self._workers.processes],
         )

@@ -5,10 +5,10 @@ The producer thread is the only one that touches the source while it runs; the o
 its current state. When the buffer is full the thread waits, so memory stays bounded however slow
 the consumer is.
 
-Checkpoints: after each pull the thread snapshots the source's state when the budget allows (see
-:mod:`.snapshots`), and each buffered item keeps the snapshot taken after it. ``get_state`` returns
-the snapshot of the last item handed out, or else the first later one plus the values before it, or
-else (after a pause) the source's current state plus every buffered value.
+Checkpoints: the buffer is a :class:`.snapshots.Ledger`: after each pull the thread snapshots the
+source's state when the budget allows, and ``get_state`` returns the ledger's cut (the first snapshot
+at or after the last item handed out, plus the values before it), or else (after a pause) the
+source's current state plus every buffered value.
 
 While ``headrace.profile.record_calls`` records, each buffered item keeps the number of the slice
 that made it (the source's ``last_slice``: its call, or a parallel interleave's read), and ``get``
@@ -30,17 +30,16 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import deque
 from typing import Any, Literal, Protocol, overload
 
 from ..core import counters
 from ..core.errors import WorkerError
 from ..core.node import Node, NodeIterator, perf_ns
-from ..core.state import encode_element
+from ..core.state import ERROR, OUTPUT, encode_element
 from . import shutdown as registry
-from .snapshots import SnapshotPolicy
+from .snapshots import Ledger
 
-VALUE, ERROR, END = 0, 1, 2
+VALUE, END = OUTPUT, -1  # the kinds get() returns, with ERROR (the ledger's kinds)
 JOIN_SECONDS = 0.2  # a short grace: a thread inside a long pull is a daemon and exits after it
 
 
@@ -59,16 +58,16 @@ class Producer:
         self.name = name
         self.gate = gate  # shared by producers that may not all read at once (parallel interleave)
         self.cv = threading.Condition()
-        #: (kind, value, snapshot after it, number of the slice that made it while recording)
-        self.items: deque[tuple[int, Any, dict | None, int | None]] = deque()
+        self.ledger = Ledger()  # the buffer and the source's states after some items (under cv)
+        #: position -> (kind, value, number of the slice that made it while recording), END last
+        self.items = self.ledger.entries
+        self.pulled = 0  # items taken from the source since the last reset or restore
         self.owner: int | None = None  # id() of the stage whose calls hand the items on (the trace)
         self.ended = False  # an END item is buffered: nothing more to pull this epoch
         self.paused = False
         self.busy = False  # the thread is inside a call on the source
         self.stopping = False
         self.thread: threading.Thread | None = None
-        self.last_snapshot: dict | None = None  # source state after the last item handed out
-        self.policy = SnapshotPolicy()
         self.input_wait_ns = 0  # thread inside source.__next__
         self.full_wait_ns = 0  # thread waiting for room (the consumer is the bottleneck)
         self.empty_wait_ns = 0  # consumer waiting for an item (the source is the bottleneck)
@@ -121,15 +120,17 @@ class Producer:
                     latest = source.last_slice
                     origin = None if latest == before else latest
                 if not self.stopping:
-                    snapshot = self.policy.take(self.source.get_state)
+                    snapshot = self.ledger.policy.take(self.source.get_state)
             finally:
                 if gate is not None:
                     gate.release()
                 with cv:
                     self.busy = False
                     if not self.stopping:
-                        self.items.append((kind, value, snapshot, origin))
+                        self.items[self.pulled] = (kind, value, origin)
+                        self.pulled += 1
                         self.ended = kind == END
+                        self.ledger.keep(self.pulled, snapshot)
                     cv.notify_all()
             del kind, value, snapshot  # hold no element while waiting for room
 
@@ -145,22 +146,24 @@ class Producer:
         with self.cv:
             if self.thread is None and not self.stopping:
                 self._start()
-            if not wait and (not self.items or self.items[0][0] != VALUE):
+            items, head = self.items, self.ledger.high
+            item = items.get(head)
+            if not wait and (item is None or item[0] != VALUE):
                 return None
-            if not self.items:
+            if item is None:
                 start = perf_ns()
-                while not self.items:
+                while (item := items.get(head)) is None:
                     if self.stopping:
                         raise WorkerError(f"{self.name}: the iterator is closed")
                     self.cv.wait()
                 self.empty_wait_ns += perf_ns() - start
-            kind, value, snapshot, origin = self.items[0]
+            kind, value, origin = item
             if kind == END:
                 return END, None
-            self.items.popleft()
-            self.occupancy_sum += len(self.items) + 1
+            del items[head]
+            self.ledger.high = head + 1
+            self.occupancy_sum += len(items) + 1
             self.gets += 1
-            self.last_snapshot = snapshot
             self.cv.notify_all()
         if origin is not None and self.owner is not None:  # recording: outside the lock
             log = counters.call_log
@@ -183,19 +186,13 @@ class Producer:
         """``(source state, values still owed before it)``: restoring the source to that state and
         serving those values first continues exactly after the last item handed out."""
         with self.cv:
-            if self.last_snapshot is not None:
-                return self.last_snapshot, []
-            values = []
-            for kind, value, snapshot, _ in self.items:
-                if kind == VALUE:
-                    values.append(value)
-                if snapshot is not None:
-                    # An error buffered before this point is not kept: a restore skips it.
-                    return snapshot, values
+            cut = self.ledger.cut()
+            if cut is not None:  # an error buffered before it is not kept: a restore skips it
+                return cut[1], self.ledger.elements(cut[0])
         self._pause()
         try:
             with self.cv:
-                values = [value for kind, value, _, _ in self.items if kind == VALUE]
+                values = self.ledger.elements()
             return self.source.get_state(), values
         finally:
             self._resume()
@@ -205,15 +202,10 @@ class Producer:
         try:
             self.source.set_state(source_state)
             with self.cv:
-                self.items.clear()
-                self.ended = False
-                for value in values:
-                    self.items.append((VALUE, value, None, None))
-                if self.items:
-                    self.items[-1] = (VALUE, values[-1], source_state, None)
-                    self.last_snapshot = None
-                else:
-                    self.last_snapshot = source_state
+                self._restart()
+                self.items.update((position, (VALUE, value, None)) for position, value in enumerate(values))
+                self.pulled = len(values)
+                self.ledger.keep(self.pulled, source_state)
         finally:
             self._resume()
 
@@ -222,11 +214,14 @@ class Producer:
         try:
             self.source.reset()
             with self.cv:
-                self.items.clear()
-                self.ended = False
-                self.last_snapshot = None
+                self._restart()
         finally:
             self._resume()
+
+    def _restart(self) -> None:
+        self.ledger.restart()
+        self.pulled = 0
+        self.ended = False
 
     def take_back(self) -> list | None:
         """Stop the thread and return the values it read ahead, for the caller to serve before
@@ -235,16 +230,16 @@ class Producer:
         out of the source and, stopped before it resumes, never calls it again (it only returns)."""
         self._pause()
         with self.cv:
-            if self.stopping or any(kind != VALUE for kind, _, _, _ in self.items):
+            if self.stopping or any(kind != VALUE for kind, _, _ in self.items.values()):
                 self._resume()
                 return None
-            values = [value for _, value, _, _ in self.items]
+            values = self.ledger.elements()
         self.stop()
         return values
 
     def occupancy(self) -> int:
-        with self.cv:  # the thread appends meanwhile: iterating the deque unlocked can raise
-            return sum(1 for kind, _, _, _ in self.items if kind != END)
+        with self.cv:  # the thread appends the END item, then sets `ended`
+            return len(self.items) - self.ended
 
     def stop(self) -> None:
         """Ask the thread to stop (it does once its pull in progress returns); does not wait."""
@@ -349,7 +344,7 @@ class BufferedIterator(NodeIterator):
             input_wait_seconds=producer.input_wait_ns / 1e9,
             consumer_wait_seconds=producer.empty_wait_ns / 1e9,
             producer_blocked_seconds=producer.full_wait_ns / 1e9,
-            snapshots_taken=producer.policy.taken,
+            snapshots_taken=producer.ledger.policy.taken,
         )
         if "bytes_in_per_element" in out:  # elements held are the parent's: its measured mean size
             out["buffer_bytes"] = out["buffered"] * out["bytes_in_per_element"]

@@ -1,24 +1,32 @@
-"""When a background stage may afford to snapshot its input's state.
+"""Exact checkpoints for a stage that pulls ahead of what it hands out: the :class:`Ledger`.
 
-A parallel stage pulls inputs ahead of what it has handed out, yet its checkpoint must be the state
-after the last element handed out. It keeps ``parent.get_state()`` snapshots taken right after pulls:
-then a checkpoint is a snapshot plus nothing (or a few inputs still in flight). Snapshots are cheap
-for most inputs (an index, an offset), but not all (a shuffle buffer is encoded whole), so they are
-taken on a budget: at most :data:`SHARE` of the wall time between pulls. When the budget does not
-allow one, the checkpoint falls back to the input's current state plus the buffered elements,
-encoded - exact either way, only larger.
+A parallel stage (the parallel map, prefetch's producer, ``parallelize``'s workers, the parallel
+interleave's slot readers) pulls inputs ahead of what it has handed out, yet its checkpoint must be
+the state after the last element handed out. Its :class:`Ledger` keeps what was pulled and not handed
+out, by position, and ``parent.get_state()`` snapshots taken right after pulls: a checkpoint is the
+first snapshot at or after what was handed out plus the entries still owed before it (none, or the
+rest of a chunk). Snapshots are cheap for most inputs (an index, an offset), but not all (a shuffle
+buffer is encoded whole), so they are taken on a budget (:class:`SnapshotPolicy`): at most
+:data:`SHARE` of the wall time between pulls. Without one, the checkpoint is the input's current
+state plus every entry owed - exact either way, only larger.
 
->>> policy = SnapshotPolicy()
->>> policy.take(lambda: {"index": 3})
-{'index': 3}
+>>> ledger = Ledger()
+>>> for position in range(3):  # pulls 0, 1, 2; a snapshot after each, as the budget allows
+...     ledger.entries[position] = (OUTPUT, position * 10)
+...     ledger.keep(position + 1, ledger.policy.take(lambda: {"index": position + 1}))
+>>> del ledger.entries[0]; ledger.high = 1  # element 0 handed out
+>>> ledger.cut(), ledger.elements(1)  # the state after it, nothing owed before it
+((1, {'index': 1}), [])
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 
 from ..core.errors import attempt
 from ..core.node import perf_ns
+from ..core.state import OUTPUT, owed_rows
 
 SHARE = 0.05
 MAX_CREDIT_NS = 50_000_000
@@ -54,3 +62,54 @@ class SnapshotPolicy:
         self.last_ns = end
         self.taken += 1
         return state
+
+
+class Ledger:
+    """What a stage pulled and has not handed out, and where its parent was after some pulls.
+
+    ``entries``: position -> ``(kind, value, ...)``, ascending, the kinds of ``NodeIterator.owed``:
+    OUTPUT (a value), INPUT (an input not computed yet), ERROR (the parallel map's ``(exception,
+    input)``, else the exception; never saved), or the stage's own (never saved). The stage pops an
+    entry when it hands it out and raises ``high`` past it (out of order, the unordered map leaves
+    entries below ``high``: still owed). ``snapshots``: ``(position, parent state after the pulls
+    before it)``, ascending; those below ``high`` can no longer start a checkpoint and are dropped.
+    Positions count the stage's own pulls (elements, or a worker's items); the stage keeps that
+    count. The owner's lock, if any, guards the ledger.
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[int, tuple] = {}
+        self.snapshots: deque[tuple[int, dict]] = deque()
+        self.high = 0  # one past the largest position handed out
+        self.policy = SnapshotPolicy()
+
+    def keep(self, at: int, state: dict | None) -> None:
+        """Keep ``state``, the parent's after the pulls before ``at`` (one the budget allowed, a
+        worker's, a restored one); None: the budget allowed none."""
+        if state is not None:
+            snapshots, high = self.snapshots, self.high
+            while snapshots and snapshots[0][0] < high:  # here, not per element handed out: bounded
+                snapshots.popleft()
+            snapshots.append((at, state))
+
+    def cut(self) -> tuple[int, dict] | None:
+        """``(position, parent state)`` for a checkpoint now: the first snapshot at or after ``high``."""
+        snapshots = self.snapshots
+        while snapshots and snapshots[0][0] < self.high:
+            snapshots.popleft()
+        return snapshots[0] if snapshots else None
+
+    def elements(self, before: int | None = None) -> list:
+        """The values still owed before ``before`` (all without it): a restore serves them first."""
+        return [e[1] for p, e in self.entries.items() if e[0] == OUTPUT and (before is None or p < before)]
+
+    def rows(self, before: int) -> list[list]:
+        """The entries owed before ``before`` as ``[position, is_output, element]`` rows, encoded (an
+        error as its input, to compute again): the serial map's ``owed`` format."""
+        return owed_rows((p, e[0], e[1]) for p, e in self.entries.items() if p < before)
+
+    def restart(self, high: int = 0) -> None:
+        """Forget everything pulled (a reset, or a restore, which then keeps the restored state)."""
+        self.entries.clear()
+        self.snapshots.clear()
+        self.high = high
