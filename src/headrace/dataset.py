@@ -1017,8 +1017,8 @@ def TFRecordDataset(  # noqa: N802 (tf.data's name: moving a pipeline over is an
     ``filenames``: a path, a list of paths, or a Dataset of path strings; ``protocol://`` paths go
     through fsspec, with ``storage_options`` (credentials, endpoint; see docs/remote_storage.md) and
     transient read errors retried. ``compression_type``: None/"", "GZIP" or "ZLIB". ``num_parallel_reads=k`` reads
-    ``k`` files round-robin, in tf.data's order, on one thread (whole rounds at a time: about the
-    speed of reading in order). ``on_corrupt``: "raise"
+    ``k`` files round-robin, in tf.data's order, in parallel where reader threads pay (the interleave
+    op's parallel iterator: reads that wait or decompress). ``on_corrupt``: "raise"
     (a ``RecordError`` naming file, record, offset and kind), "skip_record" or "skip_file" (logged,
     counted in the stage's counters). ``index``: sidecar indexes give exact ``cardinality()`` and
     make ``skip(n)`` a seek; None uses fresh ones when present, "build" builds missing or stale ones,

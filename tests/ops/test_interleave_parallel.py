@@ -232,6 +232,32 @@ def test_many_small_files_end_up_read_inline(monkeypatch, calls):
     assert it.root.tunable_knobs() == {}  # nothing left to tune once every slot reads inline
 
 
+def test_a_pipeline_built_again_starts_from_the_earlier_verdict(monkeypatch):
+    # ``for x in ds`` each epoch builds a new iterator: its trial would cost a short epoch as much as
+    # it finds. The second starts from the first's verdict (runtime.choose.VERDICTS); another
+    # cycle_length is another stage, tried again.
+    from headrace.ops import interleave_parallel
+
+    monkeypatch.setattr(interleave_parallel, "waited", lambda book: None)
+    serial = run(small_files(60, None))
+    seen = []
+    for _ in range(2):
+        with iter(small_files(60, 4)) as it:
+            started_decided = it.root.trial is None
+            assert run(it) == serial
+            counters = it.root.counters()
+            seen.append((started_decided, counters["executor"], counters["executor_reason"]))
+    (first_decided, kind, reason), again = seen
+    assert not first_decided and not reason.startswith("as an earlier")
+    assert again == (True, kind, "as an earlier pipeline with the same stages tried: " + reason)
+    other = hr.Dataset.range(60).interleave(
+        lambda v: hr.Dataset.range(3), cycle_length=3, num_parallel_calls=3
+    )
+    with iter(other) as it:
+        assert it.root.trial is not None
+        assert len(run(it)) == 180
+
+
 @pytest.mark.parametrize("busy", [True, False])
 def test_waiting_for_a_core_is_not_waiting_for_storage(monkeypatch, busy):
     # Beside other work (the test suite, the hog, a training loop) inline reads that compute spent most

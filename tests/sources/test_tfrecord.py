@@ -7,6 +7,7 @@ import pytest
 import headrace as hr
 from headrace.core.errors import CheckpointError, InvalidArgumentError
 from headrace.core.node import UNKNOWN_CARDINALITY
+from headrace.core.state import encode_element
 from headrace.io import (
     RecordError,
     StaleIndexError,
@@ -309,7 +310,8 @@ def test_checkpoint_restores_into_another_pipeline_fail(files):
     next(it)
     state = it.get_state()
     other = iter(hr.TFRecordDataset(files, num_parallel_reads=2))
-    state["state"]["slots"][0]["path"] = "elsewhere.tfrecord"
+    slot = state["state"]["files"]["slots"][0]
+    slot["input"] = encode_element((0, "elsewhere.tfrecord"))
     with pytest.raises(CheckpointError, match="same files"):
         other.root.set_state(state["state"])
 

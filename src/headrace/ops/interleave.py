@@ -4,7 +4,7 @@ The serial cycle; the node (arguments, choice of iterator) is in :mod:`.interlea
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError
@@ -122,6 +122,12 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             self._advance_cycle()
         self.produced += count
 
+    #: Whether whole rounds may be taken at once (an owner that knows its sub-iterators sets it): each
+    #: sub-iterator says how many elements its next calls give for sure (``ready_elements()``: no
+    #: error, no end, no wait), and while every slot is open with a block or more ready, ``next_chunk``
+    #: takes as many whole rounds as it may in one call per slot. The order is the cycle's.
+    whole_rounds = False
+
     #: Whether each call begins with ``_step`` (the parallel cycle's trial, or taking an element ready
     #: elsewhere): one check here instead of a second layer of calls per element.
     stepping = False
@@ -163,6 +169,10 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
             if ready:
                 self.produced += 1
                 return [value]
+        if self.whole_rounds:
+            rounds = self._ready_rounds(n)
+            if rounds:
+                return self._take_rounds(rounds)
         while True:
             sub = self._current()
             if sub is None:
@@ -174,6 +184,38 @@ class InterleaveIterator(NodeIterator["InterleaveNode"]):
                 continue
             self._took(len(chunk))
             return chunk
+
+    def _ready_rounds(self, n: int) -> int:
+        """How many whole rounds (a block from each slot) up to ``n`` elements can be taken now: every
+        slot open with that many blocks ready, the cycle at a block's start; 0 sends the caller
+        through the cycle a block at a time (opening, filling, ending or failing)."""
+        block = self.node.block_length
+        rounds = n // (len(self.slots) * block)
+        if not rounds or self.block_index:
+            return 0
+        for slot in self.slots:
+            ready = None if slot is None else getattr(slot[2], "ready_elements", None)
+            if ready is None:
+                return 0
+            rounds = min(rounds, ready() // block)
+            if not rounds:
+                return 0
+        return rounds
+
+    def _take_rounds(self, rounds: int) -> list:
+        """``rounds`` whole rounds from the current slot on: what a block at a time gives, in the same
+        order, one call per slot; the cycle ends where it began."""
+        slots, at, block = self.slots, self.cycle_index, self.node.block_length
+        length = len(slots)
+        chunks = [cast(tuple, slots[(at + i) % length])[2].next_chunk(rounds * block) for i in range(length)]
+        if any(len(chunk) != rounds * block for chunk in chunks):  # a broken promise would drop elements
+            raise RuntimeError(f"{self.name}: a slot gave fewer elements than it said were ready")
+        if block == 1:
+            out = [element for group in zip(*chunks) for element in group]
+        else:
+            out = [e for r in range(rounds) for chunk in chunks for e in chunk[r * block : (r + 1) * block]]
+        self.produced += len(out)
+        return out
 
     def reset(self) -> None:
         for index in range(len(self.slots)):
@@ -265,6 +307,13 @@ class OwedFirst(ElementwiseIterator):
         super().__init__(inner.node, inner)
         self.inner = inner
         self.owed.extend((0, OUTPUT, value) for value in values)
+
+    def ready_elements(self) -> int:
+        """The elements owed (served first), else what the sub-iterator has ready (whole rounds)."""
+        if self.owed:
+            return len(self.owed)
+        ready = getattr(self.inner, "ready_elements", None)
+        return 0 if ready is None else int(ready())
 
     @property
     def values(self) -> list:

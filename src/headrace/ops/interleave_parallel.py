@@ -29,7 +29,9 @@ stay only when they cost the consumer under ``TRIAL_READERS`` of inline's: reads
 hold the GIL (a page-cached read of a few records) gain nothing from a thread per slot, which costs
 start-up and hand-offs, while reads that release it (decompression, decoding) overlap. On an inline
 verdict the readers hand back what they read ahead and their slots go on inline. The report and
-``counters()`` say which and why.
+``counters()`` say which and why. A pipeline built again with the same stages (a new iterator each
+epoch, as ``for x in ds`` makes) starts from the verdict an earlier one reached
+(:data:`~headrace.runtime.choose.VERDICTS`, as the parallel map does): no second trial.
 
 Part of the interleave op, not of ``runtime/`` (which never imports ops): it extends the serial
 interleave iterator, and ``ops/interleave_node.py`` imports it only when a parallel interleave is built.
@@ -44,7 +46,7 @@ from typing import Any, cast
 
 from ..core import counters
 from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
-from ..runtime.choose import run_delay_ns
+from ..runtime.choose import VERDICTS, Choice, run_delay_ns
 from ..runtime.producer import BufferedIterator
 from .interleave import InterleaveIterator, OwedFirst, slot_state, split_slot_state
 
@@ -376,6 +378,10 @@ class ParallelInterleaveIterator(InterleaveIterator):
             if TRY_INLINE
             else "a reader thread per slot (no trial)"
         )
+        kept = VERDICTS.recall(node) if TRY_INLINE else None
+        if kept is not None:  # a pipeline with the same stages tried already (a new Dataset per epoch)
+            self.phase, self.inline, self.executor_reason = None, kept.kind == "inline", kept.reason
+            self.stepping = not deterministic
 
     @property
     def trial(self) -> dict[str, list[int]] | None:
@@ -504,8 +510,10 @@ class ParallelInterleaveIterator(InterleaveIterator):
         """:func:`too_short` on this job: the input's cardinality, when known, says how many slots are
         left; elements a slot are reckoned high (as if every element came from an ended slot)."""
         inputs = self.node.parents[0].cardinality()
-        if inputs < 0:
-            return None  # endless or unknown: the trial runs
+        if inputs < 0 or not ended:
+            # Endless or unknown input, or no slot ended yet (long sub-datasets: how long is not
+            # known, only that they are longer than what was read): the trial runs.
+            return None
         per_slot = self.produced / max(1, ended)
         slots_left = inputs - self.position + self.open_count
         return too_short(book, per_slot, slots_left, self.node.cycle_length)
@@ -529,6 +537,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         """The trial's verdict: every slot, open or new, gets a reader, or is read inline."""
         self.phase, self.executor_reason = None, why
         self.inline = not readers
+        VERDICTS.keep(self.node, Choice("thread" if readers else "inline", why, tried=True))
         if readers:
             self._all_read_ahead(None)
         else:

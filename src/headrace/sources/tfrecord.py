@@ -1,20 +1,21 @@
 """``TFRecordDataset``: the records of TFRecord files, every CRC verified, exactly resumable.
 
 Files are read in tf.data's order: one after the other, or with ``num_parallel_reads=k`` round-robin
-over ``k`` open files (tf.data's ``interleave(cycle_length=k, block_length=1)``). The reading itself is
-serial for now: the order is the parallel one, the speed is one core's (framing and CRCs run in
-compiled code, many records per call, so one core already outpaces tf.data on small records).
+over ``k`` open files, read in parallel. The serial read is this module's :class:`TFRecordIterator`
+(many records per call, framing and CRCs in compiled code). With ``num_parallel_reads`` the read is
+what tf.data's is, ``interleave(one file's records, cycle_length=k, block_length=1,
+num_parallel_calls=k)``, run by the interleave op's parallel iterator (reader threads per open file
+when they pay, e.g. decompression, which releases the GIL; see :mod:`.tfrecord_parallel`). Both read
+a file through :class:`FileReading` (the ``on_corrupt`` policy, the counters).
 
 The state of an iterator is exact and small: which files are open, and for each the stream offset
-and number of its next record.
+and number of its next record (with reader threads, rarely, records read ahead and not handed out).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -38,33 +39,18 @@ from ..io.index import (
     load_index,
 )
 from ..io.publish import check_shard_files
-from ..io.tfrecord import LENGTH_CRC_MISMATCH, RecordError, RecordReader
+from .tfrecord_files import (
+    FileReading,
+    RateLimitedLog,
+    _short,
+    _Slot,
+    load_error,
+    next_path,
+    save_error,
+    saved_offset,
+)
 
 ON_CORRUPT = ("raise", "skip_record", "skip_file")
-logger = logging.getLogger("headrace.io")
-
-
-class RateLimitedLog:
-    """Log the first ``burst`` warnings, then at most one per ``interval`` seconds with a count of
-    the ones held back, so a badly damaged dataset cannot flood the log."""
-
-    def __init__(self, burst: int = 5, interval: float = 10.0):
-        self.burst, self.interval = burst, interval
-        self.count = 0
-        self.suppressed = 0
-        self._last = 0.0
-
-    def warning(self, message: str) -> None:
-        self.count += 1
-        now = time.monotonic()
-        if self.count <= self.burst or now - self._last >= self.interval:
-            if self.suppressed:
-                message += f" ({self.suppressed} similar warnings suppressed)"
-                self.suppressed = 0
-            logger.warning(message)
-            self._last = now
-        else:
-            self.suppressed += 1
 
 
 def _file_list(filenames: Any) -> tuple[str, ...]:
@@ -246,232 +232,84 @@ class TFRecordNode(Node):
         state.pop("_random_access", None)
         return state
 
-    def iterator(self, ctx: Context) -> TFRecordIterator:
+    def iterator(self, ctx: Context) -> NodeIterator:
+        if self.cycle_length > 1:  # files read in parallel: the interleave op's iterator
+            from .tfrecord_parallel import ParallelTFRecordIterator  # noqa: PLC0415 (threads on demand)
+
+            return ParallelTFRecordIterator(self, ctx)
         names = self.parents[0].iterator(ctx) if self.parents else None
         return TFRecordIterator(self, names)
 
 
-def _short(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[-1]
+class TFRecordIterator(FileReading, NodeIterator[TFRecordNode]):
+    """Files read one after the other (``num_parallel_reads`` None or 1), many records per call.
 
+    Its state keeps the format of the former round-robin cycle, with one slot."""
 
-class _Slot:
-    """One open file of the cycle; the reader is opened on first use (after a restore, lazily)."""
-
-    __slots__ = ("path", "file", "offset", "record", "reader")
-
-    def __init__(self, path: str, file: int, offset: int = 0, record: int = 0):
-        self.path, self.file, self.offset, self.record = path, file, offset, record
-        self.reader: RecordReader | None = None
-
-    def position(self) -> tuple[int, int]:
-        if self.reader is None:
-            return self.offset, self.record
-        return self.reader.offset, self.reader.record
-
-
-class TFRecordIterator(NodeIterator[TFRecordNode]):
     state_keys = ("next_file", "names", "slots", "cycle", "end_of_input", "pending_error")
 
     def __init__(self, node: TFRecordNode, names: NodeIterator | None):
         super().__init__(node, *([names] if names is not None else []))
+        self.settings = node
         self.names = names
         self.log = RateLimitedLog()
-        self.records_read = 0
-        self.bytes_read = 0
-        self.records_skipped = 0  # damaged records passed over (a rescanned region counts as one)
-        self.files_skipped = 0  # files whose rest was abandoned after damage
-        self.damage_found = 0  # damaged places met, whatever the policy did with them
         self._start()
 
     def _start(self) -> None:
-        self.slots: list[_Slot | None] = [None] * self.node.cycle_length
-        self.cycle = 0
+        self.slot: _Slot | None = None
         self.next_file = 0  # files taken from the input so far
         self.end_of_input = False
-        # owed: a RecordError met after some records of a chunk, raised at the next call
+        # owed: a RecordError restored from a state saved while it was pending, raised at the next call
 
-    # --- files ---------------------------------------------------------------------------------------
-    def _next_name(self) -> str | None:
-        node = self.node
-        if self.names is None:
-            filenames = cast("tuple[str, ...]", node.filenames)  # a node with no names dataset lists them
-            if self.next_file >= len(filenames):
-                return None
-            path = filenames[self.next_file]
-        else:
-            try:
-                value = next(self.names)
-            except StopIteration:
-                return None
-            path = as_path(value, f"file name {self.next_file} from the filenames dataset")
+    def _open_next(self) -> _Slot | None:
+        if self.end_of_input:
+            return None
+        path = next_path(self.names, self.node.filenames, self.next_file)
+        if path is None:
+            self.end_of_input = True
+            return None
         self.next_file += 1
-        return path
-
-    def _reader(self, slot: _Slot) -> RecordReader:
-        if slot.reader is None:
-            slot.reader = RecordReader(
-                slot.path,
-                self.node.compression,
-                self.node.buffer_size,
-                offset=slot.offset,
-                record=slot.record,
-                storage_options=self.node.storage_options,
-            )
-        return slot.reader
+        self.slot = _Slot(path, self.next_file - 1)
+        return self.slot
 
     def _index(self, slot: _Slot) -> RecordIndex | None:
         indexes = self.node.indexes
         return None if indexes is None else indexes[slot.file]
 
-    def _close_slot(self, position: int) -> None:
-        slot = self.slots[position]
-        if slot is not None and slot.reader is not None:
-            slot.reader.close()
-        self.slots[position] = None
-
-    def _advance(self) -> None:
-        self.cycle = (self.cycle + 1) % len(self.slots)
-
-    # --- damage ---------------------------------------------------------------------------------------
-    def _on_damage(self, error: RecordError, slot: _Slot) -> None:
-        """Apply ``on_corrupt``: re-raise, or skip (StopIteration means: the rest of this file)."""
-        self.damage_found += 1
-        policy = self.node.on_corrupt
-        if policy == "raise":
-            raise error
-        where = f"{error.path}: {error.kind} at record {error.record}, offset {error.offset}"
-        if policy == "skip_file":
-            self.files_skipped += 1
-            self.log.warning(f"skipping the rest of the file after damage: {where}")
-            raise StopIteration
-        self.records_skipped += 1
-        if error.recoverable:
-            self.log.warning(f"skipping a damaged record: {where}")
-            return
-        if error.kind == LENGTH_CRC_MISMATCH:
-            skipped = self._reader(slot).resync()
-            if skipped is not None:
-                found = f"reading resumes {skipped} bytes later"
-            elif self.node.compression:  # see RecordReader.resync: a scan could repeat earlier records
-                found = (
-                    "the rest of this compressed file is skipped (its records cannot be located safely): "
-                    + self._reader(slot).lost
-                )
-            else:
-                found = "no intact record follows"
-            self.log.warning(f"skipping damaged data: {where}; {found}")
-            return
-        self.log.warning(f"skipping a damaged record: {where}; nothing after it can be read")
-        raise StopIteration
-
-    def _read(self, slot: _Slot, n: int) -> list[bytes]:
-        reader = self._reader(slot)
-        while True:
-            try:
-                records = reader.next_chunk(n)
-            except RecordError as error:
-                self._on_damage(error, slot)
-                continue
-            self.records_read += len(records)
-            self.bytes_read += sum(map(len, records))
-            return records
-
-    # --- iteration -----------------------------------------------------------------------------------
-    def _step(self, n: int) -> list[bytes]:
-        """Records from the file at the current cycle position (tf.data's interleave loop)."""
-        slots = self.slots
-        while True:
-            slot = slots[self.cycle]
-            if slot is not None:
-                try:
-                    records = self._read(slot, n if len(slots) == 1 else 1)
-                except StopIteration:
-                    self._close_slot(self.cycle)
-                    self._advance()
-                    continue
-                if len(slots) > 1:
-                    self._advance()
-                return records
-            if not self.end_of_input:
-                path = self._next_name()
-                if path is None:
-                    self.end_of_input = True
-                else:
-                    slots[self.cycle] = _Slot(path, self.next_file - 1)
-                continue
-            if all(s is None for s in slots):
-                raise StopIteration
-            self._advance()
+    def _close_slot(self) -> None:
+        if self.slot is not None:
+            self.slot.close()
+        self.slot = None
 
     def next_chunk(self, n: int) -> list:
         if self.owed:
             return self.serve_owed(n)  # the error held: raised here
-        if len(self.slots) == 1:
-            out = self._step(n)
-        else:
-            out = []
-            while len(out) < n:
-                rounds = self._whole_rounds(n - len(out))
-                if rounds:
-                    out += self._take_rounds(rounds)
-                    continue
-                try:
-                    out.extend(self._step(1))
-                except StopIteration:
-                    if not out:
-                        raise
-                    break
-                except RecordError as error:
-                    if not out:
-                        raise
-                    self.hold(out, error)  # served after the records read before it
-                    break
-        self.produced += len(out)
-        return out
-
-    def _whole_rounds(self, wanted: int) -> int:
-        """How many whole rounds of the cycle (one record from each file) can be taken at once: every
-        slot open with that many records framed and verified already, so nothing can fail or end
-        midway. 0 sends the caller one record at a time (opening, filling, ending or damage)."""
-        slots = self.slots
-        rounds = wanted // len(slots)
-        for slot in slots:
-            if not rounds or slot is None or slot.reader is None:
-                return 0
-            rounds = min(rounds, slot.reader.buffered())
-        return rounds
-
-    def _take_rounds(self, rounds: int) -> list[bytes]:
-        """``rounds`` whole rounds from the current cycle position: the records one at a time would
-        give, in the same order, and the cycle ends where it began."""
-        slots, at = self.slots, self.cycle
-        chunks = [
-            cast("RecordReader", cast("_Slot", slots[(at + i) % len(slots)]).reader).next_chunk(rounds)
-            for i in range(len(slots))
-        ]
-        self.records_read += rounds * len(slots)
-        self.bytes_read += sum(len(record) for chunk in chunks for record in chunk)
-        return [record for group in zip(*chunks) for record in group]
+        while True:
+            slot = self.slot
+            if slot is None:
+                slot = self._open_next()
+                if slot is None:
+                    raise StopIteration
+            try:
+                out = self._read(slot, n)
+            except StopIteration:
+                self._close_slot()
+                continue
+            self.produced += len(out)
+            return out
 
     def __next__(self) -> bytes:
         return self.next_chunk(1)[0]
 
     def seek_forward(self, n: int) -> int | None:
-        """Skip ``n`` records by seeking, when every file it passes over is indexed and files are read
-        one after the other; else None (the caller reads instead, so damage is still reported)."""
+        """Skip ``n`` records by seeking, when every file it passes over is indexed; else None (the
+        caller reads instead, so damage is still reported)."""
         node = self.node
-        if (
-            len(self.slots) > 1
-            or self.owed
-            or self.names is not None
-            or node.indexes is None
-            or node.filenames is None  # (never, when names is None)
-        ):
+        if self.owed or self.names is not None or node.indexes is None or node.filenames is None:
             return None
         # Check first, move second: a partial seek could not be undone.
         remaining = n
-        slot = self.slots[0]
+        slot = self.slot
         if slot is not None:
             index = self._index(slot)
             if index is None:
@@ -486,13 +324,9 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
             file += 1
         skipped = 0
         while skipped < n:
-            slot = self.slots[0]
+            slot = self.slot if self.slot is not None else self._open_next()
             if slot is None:
-                path = self._next_name()
-                if path is None:
-                    self.end_of_input = True
-                    break
-                slot = self.slots[0] = _Slot(path, self.next_file - 1)
+                break
             index = cast(RecordIndex, self._index(slot))  # checked above: every file passed over is indexed
             record = slot.position()[1]
             take = min(len(index) - record, n - skipped)
@@ -503,108 +337,72 @@ class TFRecordIterator(NodeIterator[TFRecordNode]):
                 slot.reader.seek(index.offset_of(target), target)
             skipped += take
             if target >= len(index):
-                self._close_slot(0)
+                self._close_slot()
         return skipped
 
     def reset(self) -> None:
-        for position in range(len(self.slots)):
-            self._close_slot(position)
+        self._close_slot()
         if self.names is not None:
             self.names.reset()
         self._start()
 
     # --- state ----------------------------------------------------------------------------------------
     def get_state(self) -> dict:
-        slots: list[dict[str, Any] | None] = []
-        for slot in self.slots:
-            if slot is None:
-                slots.append(None)
-                continue
+        slot = self.slot
+        saved: dict[str, Any] | None = None
+        if slot is not None:
             offset, record = slot.position()
-            slots.append({"path": slot.path, "file": slot.file, "offset": offset, "record": record})
-        error = self.owed[0][2][0] if self.owed else None
+            saved = {"path": slot.path, "file": slot.file, "offset": offset, "record": record}
         return {
             "next_file": self.next_file,
             "names": None if self.names is None else self.names.get_state(),
-            "slots": slots,
-            "cycle": self.cycle,
+            "slots": [saved],
+            "cycle": 0,
             "end_of_input": self.end_of_input,
-            "pending_error": None
-            if error is None
-            else {"path": error.path, "record": error.record, "offset": error.offset, "kind": error.kind},
+            "pending_error": save_error(self.owed),
         }
 
     def set_state(self, state: dict) -> None:
         fields = self._check_state(state)
         node = self.node
-        if isinstance(state["slots"], list) and len(state["slots"]) != len(self.slots):
+        if isinstance(state["slots"], list) and len(state["slots"]) != 1:
             raise CheckpointError(
                 f"state for {self.name} has {len(state['slots'])} open files but this pipeline reads "
-                f"{len(self.slots)} at a time (num_parallel_reads); restore into the same pipeline"
+                "one at a time (num_parallel_reads); restore into the same pipeline"
             )
         files = None if node.filenames is None else len(node.filenames)
         # next_file past the end would silently drop the files after it.
         next_file = fields.int("next_file", high=files)
         names = fields.dict("names", optional=self.names is None)
-        cycle = fields.int("cycle", high=len(self.slots) - 1)
+        fields.int("cycle", high=0)
         end_of_input = fields.bool("end_of_input")
-        slots: list[_Slot | None] = []
-        for index, saved in enumerate(fields.list("slots", length=len(self.slots))):
-            if saved is None:
-                slots.append(None)
-                continue
-            slot = fields.record(saved, f"slots[{index}]", ("path", "file", "offset", "record"))
-            file = slot.int("file", high=None if files is None else next_file - 1)
+        slot = None
+        saved = fields.list("slots", length=1)[0]
+        if saved is not None:
+            record = fields.record(saved, "slots[0]", ("path", "file", "offset", "record"))
+            file = record.int("file", high=None if files is None else next_file - 1)
             path = saved["path"]
             if not isinstance(path, str) or (node.filenames is not None and node.filenames[file] != path):
                 raise CheckpointError(
                     f"state for {self.name} reads {path!r} as file {file}, which this pipeline "
                     "does not have there; restore into a pipeline over the same files"
                 )
-            size = None
-            if not is_url(path):
-                try:
-                    size = os.path.getsize(path)  # a shorter file than the saved offset is another file
-                except OSError as exc:
-                    raise fields.fail(
-                        f"slots[{index}].path", path, f"a file that can be read ({exc.strerror or exc})"
-                    ) from None
-                if node.compression:
-                    size = None  # offsets of compressed files count uncompressed bytes
-            slots.append(_Slot(path, file, slot.int("offset", high=size), slot.int("record")))
-        saved_error = fields.dict("pending_error", optional=True)
-        error = None
-        if saved_error is not None:
-            error_fields = fields.record(saved_error, "pending_error", ("path", "record", "offset", "kind"))
-            error = RecordError(
-                str(saved_error["path"]),
-                error_fields.int("record"),
-                error_fields.int("offset"),
-                str(saved_error["kind"]),
-                compressed=bool(node.compression),
-            )
-        for position in range(len(self.slots)):
-            self._close_slot(position)
+            offset = saved_offset(fields, record, "slots[0].path", path, node.compression)
+            slot = _Slot(path, file, offset, record.int("record"))
+        error = load_error(fields, bool(node.compression))
+        self._close_slot()
         if self.names is not None and names is not None:  # names is a dict when self.names is set
             self.names.set_state(names)
-        self.slots = slots
-        self.next_file, self.cycle, self.end_of_input = next_file, cycle, end_of_input
+        self.slot = slot
+        self.next_file, self.end_of_input = next_file, end_of_input
         if error is not None:
             self.owed.append((-1, ERROR, (error, NO_INPUT)))
 
     def close(self) -> None:
-        for position in range(len(self.slots)):
-            self._close_slot(position)
+        self._close_slot()
         super().close()
 
     def counters(self) -> dict:
         out = super().counters()
-        out.update(
-            records_read=self.records_read,
-            bytes_read=self.bytes_read,
-            records_skipped=self.records_skipped,
-            files_skipped=self.files_skipped,
-            damage_found=self.damage_found,
-            warnings_logged=self.log.count - self.log.suppressed,
-        )
+        out.update(self.counts(), warnings_logged=self.log.logged())
         return out
