@@ -14,7 +14,6 @@ import numpy as np
 
 import headrace as hr
 from _common import have, median_seconds, report
-from headrace.core import counters
 from headrace.runtime.calls import element_rng
 
 N = 200_000
@@ -45,28 +44,23 @@ def plain_loop() -> int:
     return batches
 
 
-def headrace_pipeline() -> int:
-    return sum(1 for _ in hr.Dataset.range(N).map(f).filter(g).batch(256))
+def headrace_pipeline(options: hr.Options | None = None) -> int:
+    return sum(
+        1 for _ in hr.Dataset.range(N).map(f).filter(g).batch(256).with_options(options or hr.Options())
+    )
 
 
 def every_call_timed(run):
-    """``run`` with the stage timing on every call (``sample_one_in = 0``), as before sampling: what
-    sampling saves. The default times the first calls, then about one in nine."""
-
-    def timed_run() -> int:
-        saved = counters.sample_one_in
-        counters.sample_one_in = 0
-        try:
-            return run()
-        finally:
-            counters.sample_one_in = saved
-
-    return timed_run
+    """``run`` with the stage timing on every call (``options.profiling.sample_one_in = 0``), as
+    before sampling: what sampling saves. The default times the first calls, then about one in nine."""
+    options = hr.Options()
+    options.profiling.sample_one_in = 0
+    return lambda: run(options)
 
 
-def headrace_unbatched() -> int:
+def headrace_unbatched(options: hr.Options | None = None) -> int:
     # Without batch every stage is pulled one element at a time: the worst case for overhead.
-    return sum(1 for _ in hr.Dataset.range(N).map(f).filter(g))
+    return sum(1 for _ in hr.Dataset.range(N).map(f).filter(g).with_options(options or hr.Options()))
 
 
 def plain_unbatched() -> int:

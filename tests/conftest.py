@@ -55,9 +55,9 @@ def golden_dir() -> str:
 
 @pytest.fixture(autouse=True)
 def _fresh_executor_verdicts():
-    """Each test starts with no verdicts kept from other tests' pipelines (``runtime.choose.VERDICTS``:
-    a pipeline built again with the same stages reuses one, and tests build the same pipelines)."""
-    choose = sys.modules.get("headrace.runtime.choose")
-    if choose is not None:
-        choose.VERDICTS.clear()
+    """Each test starts with no verdicts kept from other tests' pipelines (``PROCESS.verdicts``: a
+    pipeline built again with the same stages reuses one, and tests build the same pipelines)."""
+    process = sys.modules.get("headrace.core.process")
+    if process is not None and process.PROCESS.verdicts is not None:
+        process.PROCESS.verdicts.clear()
     yield

@@ -13,6 +13,7 @@ from .core.errors import CheckpointError, attempt
 from .core.fingerprint import pipeline_key
 from .core.node import Node, NodeIterator, perf_ns, session_of
 from .core.options import Options
+from .core.process import PROCESS
 from .core.run import Run
 from .core.state import READABLE_VERSIONS, STATE_VERSION, StateFields
 from .profile.stats import Stats
@@ -67,8 +68,9 @@ class Iterator:
         self._root = node.iterator(self.run)
         self._next = self._root.__next__
         # Sampled stage timing (core/counters.py): every call is timed at first, then one call in
-        # about sample_one_in + 1; between them the stages pass their calls straight through.
+        # about sample_one_in + 1 (Options().profiling); between them the stages pass their calls straight through.
         self._sampled = sampled_stages(self._root)
+        self._sample_one_in = self.options.profiling.sample_one_in
         self._timed_now = True
         self._until_switch = counters.WARMUP_CALLS
         self._wait_at_switch = 0
@@ -143,11 +145,11 @@ class Iterator:
         """At the start of a call, after a timed one: stay timed if that call was slow (timing costs
         nothing there) or a trace is being recorded; else run untimed for a random gap. After the
         gap, time this call, counting it for the gap too."""
-        every = counters.sample_one_in
+        every = self._sample_one_in
         if self._timed_now:
             last_call_ns = self.wait_ns - self._wait_at_switch
             self._wait_at_switch = self.wait_ns
-            if every <= 0 or counters.call_log is not None or last_call_ns >= counters.SLOW_CALL_NS:
+            if every <= 0 or PROCESS.recorder is not None or last_call_ns >= counters.SLOW_CALL_NS:
                 return  # check again at the next call
             set_timed(self._sampled, False)
             self._timed_now = False

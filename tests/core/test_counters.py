@@ -11,6 +11,7 @@ import headrace as hr
 from headrace.core import counters
 from headrace.core.counters import busy_seconds, exclusive_ns
 from headrace.core.node import Node, NodeIterator
+from headrace.core.process import PROCESS
 
 from ..helpers.clock import FakeClock, install_fake_clock
 
@@ -121,11 +122,11 @@ def test_prefetch_is_not_blamed_for_waiting_on_its_producer():
 
 
 def test_call_log_is_off_unless_recording():
-    assert counters.call_log is None
+    assert PROCESS.recorder is None
     run(hr.Dataset.range(10))
     with hr.profile.record_calls(max_calls=3) as log:
         run(hr.Dataset.range(10).batch(2))
-    assert counters.call_log is None and len(log) == 3  # bounded: the newest calls are kept
+    assert PROCESS.recorder is None and len(log) == 3  # bounded: the newest calls are kept
     with pytest.raises(ValueError, match="max_calls"):
         with hr.profile.record_calls(max_calls=0):
             pass
@@ -159,7 +160,7 @@ def test_a_call_keeps_the_slices_it_handed_on_and_only_those_of_its_own_call():
 
 def test_nothing_is_logged_or_kept_for_the_trace_while_not_recording(monkeypatch):
     monkeypatch.setattr("headrace.ops.interleave_parallel.TRY_INLINE", False)  # a reader per slot
-    assert counters.call_log is None
+    assert PROCESS.recorder is None
     ds = (
         hr.Dataset.range(3)
         # inputs long enough that every slot is still open after the first elements
@@ -177,7 +178,7 @@ def test_nothing_is_logged_or_kept_for_the_trace_while_not_recording(monkeypatch
     assert parallel_map.executor.firsts == {} and parallel_map.chunk_starts == {}
     slots = [slot[2].producer for slot in interleave.slots if slot is not None]
     assert slots and all(origin is None for producer in slots for *_, origin in producer.items.values())
-    assert counters.call_log is None
+    assert PROCESS.recorder is None
     it.close()
 
 
@@ -281,20 +282,23 @@ def test_cheap_calls_run_untimed_between_samples_and_estimates_stay_close():
         modes.append(it.root.timing)  # held up between calls: the next call is untimed
     untimed = modes.count(True)
     assert untimed > calls // 2  # most calls ran untimed ...
-    assert modes.count(False) > calls // (2 * counters.sample_one_in)  # ... between timed ones
+    assert modes.count(False) > calls // (2 * hr.Options().profiling.sample_one_in)  # ... between timed ones
     stage = it.stats().stage("map")
     # Each timed call counts for the untimed gap before it, so the estimate stands for every call but
     # those of the last gap, which no timed call followed (at most 2 * sample_one_in - 1 calls).
     estimate = stage.busy_seconds + stage.one_time_seconds
     missed = round(calls - estimate / 20e-6)
-    assert 0 <= missed < 2 * counters.sample_one_in, missed
+    assert 0 <= missed < 2 * hr.Options().profiling.sample_one_in, missed
 
 
-def test_sample_one_in_zero_times_every_call(monkeypatch):
-    monkeypatch.setattr(counters, "sample_one_in", 0)
-    it = iter(hr.Dataset.range(500).map(lambda x: x))
+def test_sample_one_in_zero_times_every_call():
+    options = hr.Options()
+    options.profiling.sample_one_in = 0
+    it = iter(hr.Dataset.range(500).map(lambda x: x).with_options(options))
     assert not any(it.root.timing for _ in it)
     assert it.root.weight == 1
+    with pytest.raises(hr.InvalidArgumentError, match="sample_one_in"):
+        options.profiling.sample_one_in = -1
 
 
 def test_slow_calls_and_recordings_are_always_timed():

@@ -8,6 +8,7 @@ import pytest
 import headrace as hr
 from headrace.core.closures import CapturedValueChanged
 from headrace.core.errors import user_stacklevel
+from headrace.core.process import PROCESS
 from headrace.ops import map_parallel as parallel_map
 from headrace.ops.cache import CacheWarning
 
@@ -38,7 +39,7 @@ def test_the_thread_fallback_warning_names_the_users_line(monkeypatch):
     # As inside a DataLoader worker: processes cannot start, the map falls back to threads, once.
     monkeypatch.setattr(parallel_map, "processes_unavailable", lambda: "this is a daemonic process")
     monkeypatch.setattr(parallel_map, "_warned_daemonic", [])
-    monkeypatch.setattr(parallel_map.worker, "INSIDE_WORKER", False)
+    monkeypatch.setattr(PROCESS, "inside_worker", False)
     ds = hr.Dataset.range(20).map(np.sqrt, num_parallel_calls=2, executor="process")
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")

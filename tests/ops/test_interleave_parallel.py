@@ -234,7 +234,7 @@ def test_many_small_files_end_up_read_inline(monkeypatch, calls):
 
 def test_a_pipeline_built_again_starts_from_the_earlier_verdict(monkeypatch):
     # ``for x in ds`` each epoch builds a new iterator: its trial would cost a short epoch as much as
-    # it finds. The second starts from the first's verdict (runtime.choose.VERDICTS); another
+    # it finds. The second starts from the first's verdict (PROCESS.verdicts); another
     # cycle_length is another stage, tried again.
     from headrace.ops import interleave_parallel
 

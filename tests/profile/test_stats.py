@@ -10,6 +10,7 @@ import pytest
 
 import headrace as hr
 from headrace.core import counters
+from headrace.core.process import PROCESS
 
 from ..helpers.clock import FakeClock, install_fake_clock
 
@@ -244,9 +245,9 @@ def test_record_calls_rejects_a_bad_bound_and_restores_the_outer_recording():
     with hr.profile.record_calls(max_calls=3) as outer:
         with hr.profile.record_calls() as inner:
             list(hr.Dataset.range(5))
-        assert counters.call_log is outer and len(inner) > 3
+        assert PROCESS.recorder is outer and len(inner) > 3
         list(hr.Dataset.range(5))
-    assert counters.call_log is None and len(outer) == 3  # bounded: the newest calls are kept
+    assert PROCESS.recorder is None and len(outer) == 3  # bounded: the newest calls are kept
 
 
 def test_the_call_log_counts_per_call_and_never_guesses():

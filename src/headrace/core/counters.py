@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar
 
 from .errors import attempt
+from .process import PROCESS
 from .structure import flatten
 
 #: The clock of stage time: the timing template, the consumer (``headrace.Iterator``) and prefetch's
@@ -158,9 +159,8 @@ class CallLog(deque):
         handed.append((perf_ns(), number))
 
 
-#: The recording in progress (``headrace.profile.record_calls``), else None. Timed calls log into it
-#: from ``rare()``; thread and process workers log each chunk (one check per chunk, not per element).
-call_log: CallLog | None = None
+# The recording in progress is ``PROCESS.recorder`` (``core/process.py``): timed calls log into it
+# from ``rare()``; thread and process workers log each chunk (one check per chunk, not per element).
 _get_ident = threading.get_ident
 _next_number = itertools.count().__next__  # slice numbers, shared by all recordings: none repeats
 _NONE: tuple[int, ...] = ()
@@ -175,10 +175,11 @@ def timed(method: _M) -> _M:
     """
     if getattr(method, "_headrace_timed", False):
         return method
+    process = PROCESS  # a closure variable: one lookup less per call than the module's name
 
     def rare(self: Any, start: int, end: int) -> None:
         """What only some calls do: log the slice, keep the first call's time."""
-        log = call_log
+        log = PROCESS.recorder
         if log is not None:
             log.add_call(self, start, end)
         if not self.first_call_ns:
@@ -204,7 +205,7 @@ def timed(method: _M) -> _M:
                 end = perf_ns()
                 self.inclusive_ns += (end - start) * self.weight
                 self.timing = False
-                if call_log is not None or not self.first_call_ns:
+                if process.recorder is not None or not self.first_call_ns:
                     rare(self, start, end)
             if self.sample_bytes:
                 note_size(self, out)
@@ -224,7 +225,7 @@ def timed(method: _M) -> _M:
                 end = perf_ns()
                 self.inclusive_ns += (end - start) * self.weight
                 self.timing = False
-                if call_log is not None or not self.first_call_ns:
+                if process.recorder is not None or not self.first_call_ns:
                     rare(self, start, end)
             if self.sample_bytes and out:
                 note_size(self, out[0])
@@ -239,8 +240,7 @@ def timed(method: _M) -> _M:
 #: Otherwise it times one call, then runs a random gap of about ``sample_one_in`` calls untimed (a
 #: random length, so no periodic pattern in the data lines up with it), and so on; the timed call
 #: after a gap counts for the whole gap (``set_timed``'s weight). 0 times every call, as does
-#: recording a trace (``record_calls``).
-sample_one_in = 8
+#: recording a trace (``record_calls``). Set per pipeline: ``Options().profiling.sample_one_in``.
 WARMUP_CALLS = 32
 SLOW_CALL_NS = 1_000_000
 

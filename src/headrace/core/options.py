@@ -333,6 +333,19 @@ class DistributeOptions(OptionsBase):
     num_devices: Option[int | None] = Option(None, _is_threads, "None or a positive int")
 
 
+class ProfilingOptions(OptionsBase):
+    """``options.profiling`` (headrace's own): what measuring the stages may cost.
+
+    - ``sample_one_in`` (8): the consumer times every call of each stage while calls are slow or
+      warming up, else about one call in ``sample_one_in + 1`` (the timed one counts for the calls
+      untimed before it: ``core/counters.py``); 0 times every call, as a trace recording does.
+    """
+
+    sample_one_in: Option[int] = Option(
+        8, lambda value: is_int(value, low=0), "an int >= 0 (0: time every call)"
+    )
+
+
 class Options(OptionsBase):
     """Pipeline-wide settings, attached with ``Dataset.with_options``.
 
@@ -343,6 +356,7 @@ class Options(OptionsBase):
     - ``autotune``: :class:`AutotuneOptions` (CPU and RAM budgets, frozen configurations).
     - ``experimental_optimization``: :class:`OptimizationOptions` (static rewrites).
     - ``threading``: :class:`ThreadingOptions` (``private_threadpool_size`` sets the CPU budget).
+    - ``profiling``: :class:`ProfilingOptions` (headrace's own: how often the consumer times stages).
 
     tf.data's other names are accepted: ``experimental_deterministic`` is ``deterministic``,
     ``experimental_threading`` is ``threading``. Accepted and not used (documented in
@@ -370,6 +384,7 @@ class Options(OptionsBase):
     autotune: Group[AutotuneOptions] = Group(AutotuneOptions)
     experimental_optimization: Group[OptimizationOptions] = Group(OptimizationOptions)
     threading: Group[ThreadingOptions] = Group(ThreadingOptions)
+    profiling: Group[ProfilingOptions] = Group(ProfilingOptions)
     experimental_distribute: Group[DistributeOptions] = Group(DistributeOptions)
     experimental_slack: Option[bool | None] = Option(None, _is_optional_bool, "None, True or False")
     experimental_external_state_policy: Option[int | None] = Option(

@@ -31,7 +31,7 @@ start-up and hand-offs, while reads that release it (decompression, decoding) ov
 verdict the readers hand back what they read ahead and their slots go on inline. The report and
 ``counters()`` say which and why. A pipeline built again with the same stages (a new iterator each
 epoch, as ``for x in ds`` makes) starts from the verdict an earlier one reached
-(:data:`~headrace.runtime.choose.VERDICTS`, as the parallel map does): no second trial.
+(``PROCESS.verdicts``, :class:`~headrace.runtime.choose.Verdicts`, as the parallel map does): no second trial.
 
 Part of the interleave op, not of ``runtime/`` (which never imports ops): it extends the serial
 interleave iterator, and ``ops/interleave_node.py`` imports it only when a parallel interleave is built.
@@ -44,9 +44,9 @@ import threading
 from time import thread_time_ns
 from typing import Any, cast
 
-from ..core import counters
 from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
-from ..runtime.choose import VERDICTS, Choice, run_delay_ns
+from ..core.process import PROCESS
+from ..runtime.choose import Choice, run_delay_ns
 from ..runtime.producer import BufferedIterator
 from .interleave import InterleaveIterator, OwedFirst, slot_state, split_slot_state
 
@@ -119,7 +119,7 @@ class ReadTally:
         with self.lock:
             self.wall_ns += end_ns - start_ns
             self.cpu_ns += cpu_ns
-        log = counters.call_log
+        log = PROCESS.recorder
         if log is None:
             return None
         return log.add_chunk(self.key, os.getpid(), threading.get_ident(), start_ns, end_ns, elements)
@@ -378,7 +378,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
             if TRY_INLINE
             else "a reader thread per slot (no trial)"
         )
-        kept = VERDICTS.recall(node) if TRY_INLINE else None
+        kept = PROCESS.verdicts.recall(node) if TRY_INLINE else None
         if kept is not None:  # a pipeline with the same stages tried already (a new Dataset per epoch)
             self.phase, self.inline, self.executor_reason = None, kept.kind == "inline", kept.reason
             self.stepping = not deterministic
@@ -537,7 +537,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         """The trial's verdict: every slot, open or new, gets a reader, or is read inline."""
         self.phase, self.executor_reason = None, why
         self.inline = not readers
-        VERDICTS.keep(self.node, Choice("thread" if readers else "inline", why, tried=True))
+        PROCESS.verdicts.keep(self.node, Choice("thread" if readers else "inline", why, tried=True))
         if readers:
             self._all_read_ahead(None)
         else:

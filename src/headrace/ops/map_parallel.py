@@ -33,13 +33,13 @@ from collections.abc import Callable
 from time import thread_time_ns
 from typing import Any, cast
 
-from ..core import counters
 from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
+from ..core.process import PROCESS
 from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.run import Run
 from ..core.state import ERROR, INPUT, NO_INPUT, OUTPUT
-from ..runtime import choose, worker
+from ..runtime import choose
 from ..runtime.calls import apply
 from ..runtime.defaults import available_cpus, in_flight_window
 from ..runtime.executors import Executor
@@ -161,7 +161,7 @@ class ParallelMapIterator(NodeIterator):
             if why is not None:
                 # One warning per process: inside a DataLoader worker this is every iterator.
                 self.kind, self.kind_reason = "thread", describe_unavailable(stage, why)
-                if not _warned_daemonic and not worker.INSIDE_WORKER:
+                if not _warned_daemonic and not PROCESS.inside_worker:
                     _warned_daemonic.append(True)
                     warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=user_stacklevel())
         if self.kind == "inline":
@@ -182,7 +182,7 @@ class ParallelMapIterator(NodeIterator):
         # busy moment can never flip the executor between epochs.
         choice = self.run.choice(self.node)
         if choice is None:  # a pipeline built again with the same stages: the verdict it reached
-            choice = choose.VERDICTS.recall(self.node)
+            choice = PROCESS.verdicts.recall(self.node)
             if choice is not None:
                 self.run.remember(self.node, choice)
         if choice is None:
@@ -392,7 +392,7 @@ class ParallelMapIterator(NodeIterator):
     def _deliver(self, position: int) -> None:
         """Report handing on the first element of a recorded chunk (the trace's arrow lands on this call)."""
         number = self.chunk_starts.pop(position)
-        log = counters.call_log
+        log = PROCESS.recorder
         if log is not None:
             log.deliver(id(self), number)
 
@@ -500,7 +500,7 @@ class ParallelMapIterator(NodeIterator):
             gil_range=self.gil_range,
         )
         self.run.remember(self.node, choice, revised=True)
-        choose.VERDICTS.keep(self.node, choice)
+        PROCESS.verdicts.keep(self.node, choice)
 
     def _clear_win(self, per_element: float) -> bool:
         """Keep threads without trying inline when they cost the consumer well under what an element
@@ -525,7 +525,7 @@ class ParallelMapIterator(NodeIterator):
         )
         choice = choose.Choice("thread", self.kind_reason, gil_fraction=self.gil_fraction, tried=True)
         self.run.remember(self.node, choice, revised=True)
-        choose.VERDICTS.keep(self.node, choice)
+        PROCESS.verdicts.keep(self.node, choice)
         return True
 
     def __next__(self) -> Any:

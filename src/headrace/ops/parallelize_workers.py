@@ -26,9 +26,9 @@ import warnings
 import weakref
 from typing import Any, NoReturn
 
-from ..core import counters
 from ..core.errors import CheckpointError, WorkerError, add_note, attempt, user_stacklevel
 from ..core.node import Context, NodeIterator, note_stage, perf_ns
+from ..core.process import PROCESS
 from ..core.state import ERROR, OUTPUT, encode_element
 from ..runtime import shutdown as registry
 from ..runtime.launcher import EXIT_STATUS_SECONDS
@@ -236,7 +236,7 @@ class ParallelizeIterator(NodeIterator):
             return
         busy = end - start
         self.busy_ns += busy
-        log = counters.call_log  # one check per chunk: a slice on the worker's process track
+        log = PROCESS.recorder  # one check per chunk: a slice on the worker's process track
         if log is not None:
             number = log.add_chunk(id(self), worker.pid, worker.pid, start, end, len(items))
             if items:
@@ -309,7 +309,7 @@ class ParallelizeIterator(NodeIterator):
         starts = share.chunk_starts
         if starts and handed in starts:  # recording, and the first element of a chunk
             number = starts.pop(handed)
-            log = counters.call_log
+            log = PROCESS.recorder
             if log is not None:
                 log.deliver(id(self), number)
         share.high = handed + 1

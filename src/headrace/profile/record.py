@@ -19,13 +19,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ..core import counters
 from ..core.args import is_int
 from ..core.counters import CallLog
 from ..core.errors import check
-
-#: the log of the last recording that ended, so stats taken after the ``with`` block still see it
-_last: CallLog | None = None
+from ..core.process import PROCESS
 
 
 @contextlib.contextmanager
@@ -33,23 +30,22 @@ def record_calls(max_calls: int = 1_000_000) -> Iterator[CallLog]:
     """Record each stage call, batch and worker chunk for the trace while the block runs; keeps
     the newest ``max_calls``. Start it before ``iter(ds)``: a stage that ran before the recording
     began shows its first recorded call without an element count."""
-    global _last
     check(
         is_int(max_calls, low=1),
         "record_calls: max_calls",
         max_calls,
         "an int of at least 1 (how many of the newest calls and chunks to keep)",
     )
-    outer = counters.call_log
+    outer = PROCESS.recorder
     log = CallLog(max_calls)
-    counters.call_log = log
+    PROCESS.recorder = log
     try:
         yield log
     finally:
-        counters.call_log = outer
-        _last = log
+        PROCESS.recorder = outer
+        PROCESS.last_recording = log
 
 
 def current_log() -> CallLog | None:
     """The recording in progress, else the last one that ended, else None."""
-    return counters.call_log if counters.call_log is not None else _last
+    return PROCESS.recorder if PROCESS.recorder is not None else PROCESS.last_recording

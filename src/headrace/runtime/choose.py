@@ -59,6 +59,7 @@ from typing import Any, TypedDict
 from ..core.errors import attempt
 from ..core.fingerprint import pipeline_key
 from ..core.node import Node, Role, perf_ns
+from ..core.process import PROCESS
 
 MIN_PROCESS_CALL_SECONDS = 200e-6
 PROCESS_COST_SECONDS = 50e-6  # the parent's share of sending one element to a process and back
@@ -123,7 +124,7 @@ class Verdicts:
     constants and captured values, and every stage above it, not files or lines) and its execution
     settings (``num_parallel_calls``, ``executor`` ...). Captured objects the key sees by type only (a
     mutable container, a model) may differ under one key: the verdict, a speed choice, is reused then
-    too. Bounded: the newest :data:`MAX_VERDICTS` are kept. One per process (``VERDICTS``).
+    too. Bounded: the newest :data:`MAX_VERDICTS` are kept. One per process (``core.process.PROCESS.verdicts``).
     """
 
     def __init__(self, limit: int) -> None:
@@ -168,7 +169,7 @@ def _verdict_key(node: Node) -> tuple | None:
 
 
 MAX_VERDICTS = 256
-VERDICTS = Verdicts(MAX_VERDICTS)
+PROCESS.verdicts = Verdicts(MAX_VERDICTS)
 
 
 class Measured(TypedDict):

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 from ..core.errors import on_failure
+from ..core.process import PROCESS
 from . import shm
 from . import shutdown as registry
-from . import worker as worker_process
 from .launcher import Launcher
 from .messages import End, pack
 
@@ -199,24 +199,23 @@ class Pool:
         registry.unregister(self)
 
 
-_pool: Pool | None = None
 _pool_lock = threading.Lock()
 
 
 def get_pool() -> Pool:
     """This process's pool (a forked child gets its own, never its parent's workers)."""
-    global _pool
     with _pool_lock:
-        if _pool is None or _pool.owner != os.getpid():
-            _pool = Pool()
-        return _pool
+        pool = PROCESS.pool
+        if pool is None or pool.owner != os.getpid():
+            pool = PROCESS.pool = Pool()
+        return pool
 
 
 def processes_unavailable() -> str | None:
     """Why this process cannot start worker processes, or None when it can."""
     import multiprocessing  # noqa: PLC0415
 
-    if worker_process.INSIDE_WORKER:
+    if PROCESS.inside_worker:
         return "this process is already a headrace worker (parallelize): its cores are taken"
     if multiprocessing.current_process().daemon:
         return (

@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..core import counters
 from ..core.errors import WorkerError, add_note, attempt
 from ..core.node import perf_ns
+from ..core.process import PROCESS
 from . import shutdown as registry
 from .launcher import EXIT_STATUS_SECONDS
 from .messages import BadMessage, Done, InitFailed, MapJob, PackedError, Tasks, pack, unpack
@@ -367,7 +367,7 @@ class ProcessExecutor:
             self.busy_ns += busy
             if body:
                 self._adapt(busy / len(body))
-            log = counters.call_log  # one check per chunk: a slice on the worker's process track
+            log = PROCESS.recorder  # one check per chunk: a slice on the worker's process track
             if log is not None:
                 start, end = reply.span
                 number = log.add_chunk(self.key, pid, pid, start, end, len(body))

@@ -32,9 +32,9 @@ import threading
 import weakref
 from typing import Any, Literal, Protocol, overload
 
-from ..core import counters
 from ..core.errors import WorkerError
 from ..core.node import Node, NodeIterator, perf_ns
+from ..core.process import PROCESS
 from ..core.state import ERROR, OUTPUT, encode_element
 from . import shutdown as registry
 from .snapshots import Ledger
@@ -105,7 +105,7 @@ class Producer:
                 gate.acquire()
             try:
                 source = self.source
-                log = counters.call_log  # one check per pull unless recording
+                log = PROCESS.recorder  # one check per pull unless recording
                 before = None if log is None else source.last_slice
                 start = perf_ns()
                 try:
@@ -115,7 +115,7 @@ class Producer:
                 except BaseException as exc:  # noqa: BLE001 (handed to the consumer in order)
                     kind, value = ERROR, exc
                 self.input_wait_ns += perf_ns() - start
-                if log is not None and counters.call_log is log:
+                if log is not None and PROCESS.recorder is log:
                     # Unchanged: this pull's call was not logged (nothing to link the item to).
                     latest = source.last_slice
                     origin = None if latest == before else latest
@@ -166,7 +166,7 @@ class Producer:
             self.gets += 1
             self.cv.notify_all()
         if origin is not None and self.owner is not None:  # recording: outside the lock
-            log = counters.call_log
+            log = PROCESS.recorder
             if log is not None:
                 log.deliver(self.owner, origin)
         return kind, value

@@ -34,8 +34,8 @@ from collections.abc import Callable
 from time import thread_time_ns
 from typing import Any
 
-from ..core import counters
 from ..core.node import perf_ns
+from ..core.process import PROCESS
 from . import shutdown as registry
 from .calls import apply
 
@@ -239,7 +239,7 @@ def _work(
         busy_ns[index] += busy
         cpu = thread_time_ns() - cpu_start
         cpu_ns[index] += cpu
-        log = counters.call_log  # one check per chunk: a slice on this thread while recording
+        log = PROCESS.recorder  # one check per chunk: a slice on this thread while recording
         number = None if log is None else log.add_chunk(key, pid, thread, start, end, len(out))
         chunk = task = element = None  # hold no element while waiting for the next chunk
         results.put((out, busy, number, cpu))

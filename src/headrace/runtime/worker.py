@@ -23,6 +23,7 @@ from typing import Any
 
 from ..core.errors import WorkerError, attempt, attempt_all
 from ..core.node import perf_ns
+from ..core.process import PROCESS
 from ..core.run import Run, Seeds
 from .calls import apply
 from .messages import (
@@ -42,8 +43,6 @@ from .messages import (
     unpack,
 )
 from .shm import SegmentWriter, cleanup, dump
-
-INSIDE_WORKER = False  # set in headrace's worker processes: stages inside them use threads
 
 
 def where() -> tuple[list[str], str]:
@@ -112,8 +111,7 @@ def serve(sock: Any) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # so does a scheduler's SIGTERM: we leave with the parent
     faulthandler.enable()  # a crash in native code prints this worker's Python stack to stderr
     conn = Connection(sock.detach())
-    global INSIDE_WORKER
-    INSIDE_WORKER = True
+    PROCESS.inside_worker = True  # stages inside a worker use threads
     prefixes: set[str] = set()
     stray_messages = 0  # messages outside any job (see below); kept for a debugger's eyes
     try:
