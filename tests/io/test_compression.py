@@ -190,3 +190,61 @@ def test_every_intact_record_before_the_damage_is_read(tmp_path, kind):
     assert got[: len(expected)] == expected and len(got) >= len(expected)
     assert set(got) <= set(records)  # nothing wrong, nothing twice
     assert len(set(got)) == len(got)
+
+
+class _Unseekable(io.RawIOBase):
+    """A pipe-like stream: read only."""
+
+    def __init__(self, blob: bytes):
+        self.inner = io.BytesIO(blob)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # noqa: ANN001
+        data = self.inner.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def read_outcome(reader: DecompressingReader, step: int) -> tuple[bytes, str | None]:
+    out, kind = [], None
+    try:
+        while piece := reader.read(step):
+            out.append(piece)
+    except CompressedStreamError as exc:
+        kind = exc.kind
+    return b"".join(out), kind
+
+
+@pytest.mark.parametrize("kind", ["GZIP", "ZLIB"])
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9])
+def test_isal_and_zlib_deliver_the_same_bytes_and_errors(monkeypatch, kind, fraction):
+    # ISA-L inflates while nothing fails; at damage the reader decodes again from the start with zlib
+    # (which can salvage the output before the damaged point): the outcome is zlib's, byte for byte.
+    from headrace.io import compression
+
+    _, data = records_blob()
+    blob = compressed(data, kind)
+    damaged, _ = damaged_at_a_decode_error(blob, kind, int(len(blob) * fraction))
+    truncated = blob[: int(len(blob) * fraction)]
+    outcomes = {}
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(compression, "_fast_inflate", None)
+        readers = [
+            DecompressingReader(io.BytesIO(b), kind, input_chunk=4099) for b in (blob, damaged, truncated)
+        ]
+        assert all(reader.fast is fast for reader in readers)
+        outcomes[fast] = [read_outcome(reader, 3001) for reader in readers]
+        assert not readers[1].fast  # damage met: zlib from then on
+    assert outcomes[True] == outcomes[False]
+    assert outcomes[True][0] == (data, None)
+    assert outcomes[True][1][1] == BAD_STREAM and outcomes[True][2][1] == TRUNCATED_STREAM
+
+
+def test_a_stream_that_cannot_seek_is_read_with_zlib():
+    blob = compressed(b"abc" * 1000, "GZIP")
+    reader = DecompressingReader(io.BufferedReader(_Unseekable(blob)), "GZIP")
+    assert not reader.fast
+    assert read_outcome(reader, 100) == (b"abc" * 1000, None)
