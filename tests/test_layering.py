@@ -199,4 +199,4 @@ def test_layers():
         2,
     ]
     assert layer("headrace.dataset") == layer("headrace") == 3
-    assert layer("headrace.io.tfrecord") is None and layer("headrace.version") is None
+    assert layer("headrace.io.records.tfrecord") is None and layer("headrace.version") is None

@@ -193,7 +193,7 @@ class ParseTarget(Target):
     def make(self, rng: random.Random) -> bytes:
         if rng.random() < 0.5:
             return mutate(rng.choice(self.seeds), rng)
-        from headrace.io.example import spec_keys
+        from headrace.io.codec.example import spec_keys
 
         keys = [k for key, spec in self.spec().items() for k in spec_keys(key, spec)]
         record = random_example(rng, keys)
@@ -336,7 +336,7 @@ class Crc32c(Target):
     def run(self, data: bytes) -> None:
         import crc32c
 
-        from headrace.io import crc_kernels
+        from headrace.io.records import crc_kernels
 
         view = np.frombuffer(data, dtype=np.uint8)
         start = data[0] % (len(data) + 1) if data else 0
@@ -403,7 +403,7 @@ class FindFrame(FileTarget):
     kernel = "find_frame"
 
     def run(self, data: bytes) -> None:
-        from headrace.io.tfrecord import _kernels
+        from headrace.io.records.tfrecord import _kernels
 
         view = np.frombuffer(data, dtype=np.uint8)
         position = 0
@@ -421,7 +421,7 @@ class FramesAt(FileTarget):
     kernel = "frames_at"
 
     def run(self, data: bytes) -> None:
-        from headrace.io.tfrecord import _kernels
+        from headrace.io.records.tfrecord import _kernels
 
         # the last 8 * k bytes (k from the last byte) are offsets, damaged like the rest
         count = min(data[-1] % 8 if data else 0, len(data) // 8)
@@ -457,8 +457,8 @@ class IndexSidecar(Target):
     def make(self, rng: random.Random) -> bytes:
         """A mutation, or (half the time) a header replaced or edited and the checksum re-signed, so
         the header's JSON is parsed (issue 22: deep JSON gave a bare RecursionError)."""
-        from headrace.io.crc import crc32c
-        from headrace.io.index import MAGIC
+        from headrace.io.records.crc import crc32c
+        from headrace.io.records.index import MAGIC
 
         seed = self.seeds[0]
         if rng.random() < 0.5:
@@ -554,7 +554,7 @@ class CacheFile(Target):
     kernel = "cache file"
 
     def seed_inputs(self) -> list[bytes]:
-        from headrace.io.cache_file import CacheFileWriter
+        from headrace.ops.support.cache_file import CacheFileWriter
 
         path = os.path.join(self.workdir, "seed.hrcache")
         writer = CacheFileWriter(path, {"fingerprint": "f"}, block_records=3)
@@ -569,7 +569,7 @@ class CacheFile(Target):
     @staticmethod
     def parts(data: bytes) -> tuple[bytes, list, dict]:
         """(header JSON, [(block spec, block data, records)], footer) of a well-formed file."""
-        from headrace.io import cache_file as cf
+        from headrace.ops.support import cache_file as cf
 
         _, _, header_length = cf._HEAD.unpack_from(data, 0)
         header = data[cf._HEAD.size : cf._HEAD.size + header_length]
@@ -588,8 +588,8 @@ class CacheFile(Target):
     def assemble(header: bytes, blocks: list, footer: Any, counts: list | None = None) -> bytes:
         """A file with these parts and every length and checksum right (``footer`` None: the block
         list the blocks imply; ``counts`` overrides the records each block header claims)."""
-        from headrace.io import cache_file as cf
-        from headrace.io.crc import crc32c
+        from headrace.io.records.crc import crc32c
+        from headrace.ops.support import cache_file as cf
 
         out = bytearray(_padded(cf._HEAD.pack(cf.MAGIC, cf.VERSION, len(header)) + header))
         entries = []
@@ -638,7 +638,7 @@ class CacheFile(Target):
         return self.assemble(header, blocks, None)
 
     def read(self, path: str) -> list:
-        from headrace.io.cache_file import CacheFileReader
+        from headrace.ops.support.cache_file import CacheFileReader
 
         with CacheFileReader(path) as reader:
             return list(reader)
@@ -655,7 +655,7 @@ class CacheFile(Target):
             return
         if data == self.seeds[0] and repr(got) != repr(self.expected):
             raise AssertionError("the intact seed file read back other records")
-        from headrace.io import cache_file as cf
+        from headrace.ops.support import cache_file as cf
 
         most = (len(data) // cf._BLOCK.size + 1) * cf.MAX_BLOCK_RECORDS  # records that take no bytes
         if len(got) > most:
@@ -670,7 +670,7 @@ class ShardManifest(Target):
 
     def seed_inputs(self) -> list[bytes]:
         from headrace.io import write_shards
-        from headrace.io.publish import manifest_path
+        from headrace.io.storage.publish import manifest_path
 
         self.prefix = os.path.join(self.workdir, "set", "train")
         self.shards = write_shards([b"r%d" % i for i in range(6)], self.prefix, num_shards=2)
@@ -680,7 +680,7 @@ class ShardManifest(Target):
 
     @staticmethod
     def sign(body: Any, rng: random.Random) -> bytes:
-        from headrace.io.publish import _checksum
+        from headrace.io.storage.publish import _checksum
 
         if isinstance(body, dict):
             body = dict(body)
@@ -703,7 +703,7 @@ class ShardManifest(Target):
 
     def run(self, data: bytes) -> None:
         from headrace import TFRecordDataset
-        from headrace.io.publish import ShardSetError, _manifests, read_manifest
+        from headrace.io.storage.publish import ShardSetError, _manifests, read_manifest
 
         with open(self.manifest, "wb") as f:
             f.write(data)
@@ -728,7 +728,7 @@ class CacheLock(Target):
     kernel = "cache lock"
 
     def seed_inputs(self) -> list[bytes]:
-        from headrace.io.publish import process_identity
+        from headrace.io.storage.publish import process_identity
 
         self.cache = os.path.join(self.workdir, "lock", "c")
         os.makedirs(os.path.dirname(self.cache), exist_ok=True)
@@ -744,7 +744,7 @@ class CacheLock(Target):
         return dumps(mutate_json_value(json.loads(self.seeds[0]), rng), rng)
 
     def run(self, data: bytes) -> None:
-        from headrace.io.cache_lock import WriterLock
+        from headrace.ops.support.cache_lock import WriterLock
 
         with open(self.victim, "wb") as f:
             f.write(b"keep")

@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         "folder); the demo's data is always written to a temporary folder and deleted",
     )
     demo.set_defaults(handler=_demo)
-    from .io import cli as io_cli  # noqa: PLC0415 (one edit at this marker)
+    from .tools import io_cli  # noqa: PLC0415 (one edit at this marker)
 
     io_cli.add_commands(commands)
     profile_cli.add_commands(commands)

@@ -228,7 +228,7 @@ def enable_debug_mode() -> None:
 
 def parse_example_dataset(features: dict, num_parallel_calls: int = 1, deterministic: bool | None = None):
     """Parse a dataset of batched serialized Examples (``map`` of ``hr.io.parse_example``)."""
-    from .io.example import parse_example  # noqa: PLC0415 (the Example codec only when used)
+    from .io.codec.example import parse_example  # noqa: PLC0415 (the Example codec only when used)
 
     return lambda dataset: dataset.map(
         lambda records: parse_example(records, features),
@@ -253,7 +253,7 @@ class TFRecordWriter:
         self.filename, self.compression_type = filename, compression_type
 
     def write(self, dataset: _Dataset) -> None:
-        from .io.writer import TFRecordWriter as Writer  # noqa: PLC0415
+        from .io.records.writer import TFRecordWriter as Writer  # noqa: PLC0415
 
         with Writer(self.filename, self.compression_type) as writer:
             for record in dataset:

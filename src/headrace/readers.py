@@ -18,7 +18,7 @@ import numpy as np
 from .core.errors import InvalidArgumentError
 from .core.node import AUTOTUNE
 from .dataset import Dataset, TFRecordDataset
-from .io.fs import as_path, glob
+from .io.storage.fs import as_path, glob
 from .sources.csv import CsvNode
 from .sources.file_records import split_lines
 from .sources.fixed_length_record import FixedLengthRecordNode
@@ -336,7 +336,7 @@ def make_batched_features_dataset(
     >>> [(f["x"].ravel().tolist(), y.tolist()) for f, y in ds]
     [([0.0, 1.0], [0, 1]), ([2.0, 3.0], [0, 1])]
     """
-    from .io.example import parse_example  # noqa: PLC0415 (the Example codec only when used)
+    from .io.codec.example import parse_example  # noqa: PLC0415 (the Example codec only when used)
 
     if label_key is not None and label_key not in features:
         raise InvalidArgumentError(f"label_key={label_key!r} is not one of the features {sorted(features)}")

@@ -86,7 +86,11 @@ def _images() -> None:
 
 def _kernel_modules() -> list[Any]:
     modules = []
-    for name in ("headrace.io.crc_kernels", "headrace.io.framing_kernels", "headrace.io.example_kernels"):
+    for name in (
+        "headrace.io.records.crc_kernels",
+        "headrace.io.records.framing_kernels",
+        "headrace.io.codec.example_kernels",
+    ):
         modules.append(__import__(name, fromlist=["_"]))
     try:
         modules.append(__import__("headrace.image.kernels", fromlist=["_"]))

@@ -12,7 +12,7 @@ from headrace.core import jit
 KERNEL = textwrap.dedent(
     """
     import numpy as np
-    from headrace.io import crc_kernels
+    from headrace.io.records import crc_kernels
     data = np.frombuffer(b"headrace" * 10, dtype=np.uint8)
     print("crc", int(crc_kernels.masked_crc32c_span(data, 0, len(data))))
     """
@@ -123,7 +123,7 @@ def test_a_compiled_kernel_survives_new_file_times(tmp_path):
 
     first = run()
     assert any("data saved" in line and "masked_crc32c_span" in line for line in first.splitlines())
-    later = os.stat(package / "io" / "crc_kernels.py").st_mtime + 1000
+    later = os.stat(package / "io" / "records" / "crc_kernels.py").st_mtime + 1000
     for path in package.rglob("*.py"):
         os.utime(path, (later, later))
     second = run()

@@ -86,7 +86,7 @@ def test_any_nested_element_round_trips_exactly(element):
 
 
 def test_the_structure_tree_is_the_one_cache_files_store(tmp_path):
-    from headrace.io.cache_file import CacheFileReader, CacheFileWriter
+    from headrace.ops.support.cache_file import CacheFileReader, CacheFileWriter
 
     element = (Pair(np.int64(1), b"x"), {"k": np.zeros(2, np.float32), 3: "s"})
     writer = CacheFileWriter(str(tmp_path / "c"), {})

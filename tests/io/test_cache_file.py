@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from headrace.core.errors import DataLossError, InvalidArgumentError
-from headrace.io import cache_file
-from headrace.io.cache_file import (
+from headrace.io.records.crc import crc32c
+from headrace.io.storage.publish import process_identity
+from headrace.ops.support import cache_file
+from headrace.ops.support.cache_file import (
     CacheFileError,
     CacheFileReader,
     CacheFileWriter,
 )
-from headrace.io.cache_lock import WriterLock
-from headrace.io.crc import crc32c
-from headrace.io.publish import process_identity
+from headrace.ops.support.cache_lock import WriterLock
 from tests.helpers.elements import assert_elements_equal
 
 Point = collections.namedtuple("Point", "x y")

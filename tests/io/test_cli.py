@@ -5,8 +5,8 @@ import shutil
 import numpy as np
 
 from headrace.cli import main
-from headrace.io.cli import ProgressBar, _size
-from headrace.io.index import check_index
+from headrace.io.records.index import check_index
+from headrace.tools.io_cli import ProgressBar, _size
 
 
 def test_inspect_reports_counts_schema_and_samples(golden_dir, capsys):

@@ -14,9 +14,9 @@ import pytest
 
 from headrace.cli import error_line, main
 from headrace.core.errors import InvalidArgumentError
-from headrace.io import convert as convert_module
-from headrace.io import writer as writer_module
-from headrace.io.writer import write_shards
+from headrace.io.records import writer as writer_module
+from headrace.io.records.writer import write_shards
+from headrace.tools import convert as convert_module
 from tests.helpers.processes import children_of, gone
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -183,7 +183,7 @@ def test_a_traceback_still_shows_for_a_bug(tmp_path):
         "a",
         "b",
         prelude=textwrap.dedent("""
-        import headrace.io.cli as cli
+        import headrace.tools.io_cli as cli
         def broken(args):
             raise RuntimeError("a bug")
         cli.run_convert = broken

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from headrace.core.errors import DataLossError, InvalidArgumentError
-from headrace.io.compression import (
+from headrace.io.records.compression import (
     BAD_STREAM,
     TRUNCATED_STREAM,
     CompressedStreamError,
@@ -15,7 +15,7 @@ from headrace.io.compression import (
     detect_compression,
     normalize_compression,
 )
-from headrace.io.tfrecord import encode_record
+from headrace.io.records.tfrecord import encode_record
 
 
 def compressed(data: bytes, kind: str) -> bytes:
@@ -173,7 +173,7 @@ def test_salvage_keeps_the_stream_consistent_when_the_output_limit_comes_first()
 
 @pytest.mark.parametrize("kind", ["GZIP", "ZLIB"])
 def test_every_intact_record_before_the_damage_is_read(tmp_path, kind):
-    from headrace.io.tfrecord import RecordError, RecordReader
+    from headrace.io.records.tfrecord import RecordError, RecordReader
 
     records, data = records_blob()
     damaged, reachable = damaged_at_a_decode_error(compressed(data, kind), kind, len(data) // 10)
@@ -222,7 +222,7 @@ def read_outcome(reader: DecompressingReader, step: int) -> tuple[bytes, str | N
 def test_isal_and_zlib_deliver_the_same_bytes_and_errors(monkeypatch, kind, fraction):
     # ISA-L inflates while nothing fails; at damage the reader decodes again from the start with zlib
     # (which can salvage the output before the damaged point): the outcome is zlib's, byte for byte.
-    from headrace.io import compression
+    from headrace.io.records import compression
 
     _, data = records_blob()
     blob = compressed(data, kind)

@@ -7,10 +7,10 @@ import pytest
 import headrace as hr
 from headrace.core.errors import InvalidArgumentError
 from headrace.io import FixedLenFeature, VarLenFeature, parse_example, tf_record_iterator
-from headrace.io import convert as convert_module
-from headrace.io.convert import convert, settings_path
-from headrace.io.index import check_index
-from headrace.io.publish import ShardSetError, manifest_path, read_manifest
+from headrace.io.records.index import check_index
+from headrace.io.storage.publish import ShardSetError, manifest_path, read_manifest
+from headrace.tools import convert as convert_module
+from headrace.tools.convert import convert, settings_path
 from tests.io.test_publication import dead_temporary
 
 

@@ -4,8 +4,8 @@ import crc32c as crc32c_package
 import numpy as np
 import pytest
 
-from headrace.io import crc_kernels
-from headrace.io.crc import crc32c, mask, masked_crc32c, unmask
+from headrace.io.records import crc_kernels
+from headrace.io.records.crc import crc32c, mask, masked_crc32c, unmask
 
 
 def test_known_vectors():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from headrace.core.errors import InvalidArgumentError
 from headrace.io import decode_csv
-from headrace.io.csv_codec import column_default, record_columns, split_record
+from headrace.io.codec.csv_codec import column_default, record_columns, split_record
 
 SETTINGS = settings(
     max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True

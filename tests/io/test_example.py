@@ -17,7 +17,7 @@ from headrace.io import (
     serialize_example,
     tf_record_iterator,
 )
-from headrace.io.example import encode_feature
+from headrace.io.codec.example import encode_feature
 
 from .conftest import golden_records, golden_spec
 

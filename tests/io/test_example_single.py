@@ -1,4 +1,4 @@
-"""The one-record fast path (io/example_single.py) gives exactly the batch parser's values, dtypes,
+"""The one-record fast path (io/codec/example_single.py) gives exactly the batch parser's values, dtypes,
 shapes and errors: generated specs and records, canonical and not, valid and damaged."""
 
 import numpy as np
@@ -16,8 +16,14 @@ from headrace.io import (
     parse_single_example,
     serialize_example,
 )
-from headrace.io.example import encode_feature, example_plan, length_delimited, parse_records, unbatch_one
-from headrace.io.sparse_feature import SparseFeature
+from headrace.io.codec.example import (
+    encode_feature,
+    example_plan,
+    length_delimited,
+    parse_records,
+    unbatch_one,
+)
+from headrace.io.codec.sparse_feature import SparseFeature
 
 SETTINGS = settings(
     max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True

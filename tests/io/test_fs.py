@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from headrace.core.errors import InvalidArgumentError
-from headrace.io import fs
+from headrace.io.storage import fs
 
 
 def test_as_path_accepts_the_usual_spellings(tmp_path):

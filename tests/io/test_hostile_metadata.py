@@ -18,8 +18,8 @@ limit = 6 << 30  # a 2^31-record list (16 GiB) cannot fit: a regression is a Mem
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 import numpy as np
 import headrace as hr
-from headrace.io.crc import crc32c
-from headrace.io import cache_file as cf
+from headrace.io.records.crc import crc32c
+from headrace.ops.support import cache_file as cf
 folder = sys.argv[1]
 DEEP = b"[" * 50_000 + b"]" * 50_000  # about 100 KB of nested JSON
 """
@@ -140,7 +140,7 @@ def test_deep_json_in_a_manifest_is_damaged_and_the_rerun_repairs_it(tmp_path):
         tmp_path,
         """
         from headrace.io import write_shards
-        from headrace.io.publish import ShardSetError, manifest_path
+        from headrace.io.storage.publish import ShardSetError, manifest_path
         prefix = os.path.join(folder, "set", "train")
         records = [b"r%d" % i for i in range(10)]
         shards = write_shards(records, prefix, num_shards=2)
@@ -169,7 +169,7 @@ def test_deep_json_in_an_index_sidecar_is_damaged_and_index_build_rebuilds(tmp_p
         tmp_path,
         """
         from headrace.io import TFRecordWriter, build_index, check_index, index_path
-        from headrace.io.index import MAGIC
+        from headrace.io.records.index import MAGIC
         path = os.path.join(folder, "data.tfrecord")
         with TFRecordWriter(path) as writer:
             for i in range(20):

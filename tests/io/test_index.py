@@ -6,7 +6,7 @@ import pytest
 
 import headrace as hr
 from headrace.core.errors import InvalidArgumentError
-from headrace.io.index import (
+from headrace.io.records.index import (
     IndexedRecords,
     StaleIndexError,
     build_index,
@@ -14,8 +14,8 @@ from headrace.io.index import (
     index_path,
     load_index,
 )
-from headrace.io.tfrecord import RecordError, encode_record, tf_record_iterator
-from headrace.io.writer import write_shards
+from headrace.io.records.tfrecord import RecordError, encode_record, tf_record_iterator
+from headrace.io.records.writer import write_shards
 
 
 @pytest.fixture
@@ -207,8 +207,8 @@ def test_a_flipped_bit_in_an_offset_is_a_clear_error_not_a_duplicate(examples):
 def test_a_damaged_header_with_a_valid_checksum_gives_a_reason_not_a_key_error(examples, change):
     import json
 
-    from headrace.io.crc import crc32c
-    from headrace.io.index import MAGIC
+    from headrace.io.records.crc import crc32c
+    from headrace.io.records.index import MAGIC
 
     build_index(examples)
     blob = bytes(sidecar_bytes(examples))
@@ -254,7 +254,7 @@ def test_a_stale_index_is_reported_as_stale_by_global_shuffle(examples):
 
 
 def test_temporaries_of_dead_writers_are_reclaimed_by_the_next_build(examples):
-    from headrace.io.publish import temporary_path
+    from headrace.io.storage.publish import temporary_path
 
     directory = os.path.dirname(examples)
     target = index_path(examples)
@@ -276,7 +276,7 @@ def test_temporaries_of_dead_writers_are_reclaimed_by_the_next_build(examples):
 
 
 def test_a_failed_write_leaves_no_temporary(examples, monkeypatch):
-    import headrace.io.index as index_module
+    import headrace.io.records.index as index_module
 
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")

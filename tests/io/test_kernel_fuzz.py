@@ -48,7 +48,8 @@ def test_kernel_fuzz_target_with_boundscheck(report, target):
 
 
 def test_every_compiled_kernel_has_a_target():
-    from headrace.io import crc_kernels, example_kernels, framing_kernels
+    from headrace.io.codec import example_kernels
+    from headrace.io.records import crc_kernels, framing_kernels
 
     kernels = set()
     for module, public in (
@@ -123,7 +124,7 @@ def test_boundscheck_mode_checks_the_raw_loads_too(tmp_path):
     # The fuzz targets only find out-of-bounds reads if the unaligned loads are checked as well.
     code = (
         "import numpy as np\n"
-        "from headrace.io import crc_kernels\n"
+        "from headrace.io.records import crc_kernels\n"
         "buf = np.arange(10, dtype=np.uint8)\n"
         "assert crc_kernels.crc32c_span(buf, 0, 10) == crc_kernels.crc32c_span(buf.copy(), 0, 10)\n"
         "try:\n"

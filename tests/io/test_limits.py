@@ -22,9 +22,9 @@ from headrace.io import (
     serialize_example,
     set_limit,
 )
-from headrace.io.crc import masked_crc32c
 from headrace.io.limits import LIMITS, check_size
-from headrace.io.tfrecord import RECORD_TOO_LARGE
+from headrace.io.records.crc import masked_crc32c
+from headrace.io.records.tfrecord import RECORD_TOO_LARGE
 
 from .conftest import peak_memory
 

@@ -1,4 +1,4 @@
-"""Safe publication (io/publish.py): temporaries, reclaim, shard-set manifests and the readers' rule."""
+"""Safe publication (io/storage/publish.py): temporaries, reclaim, shard-set manifests and the readers' rule."""
 
 import json
 import logging
@@ -11,7 +11,8 @@ import warnings
 import pytest
 
 import headrace as hr
-from headrace.io.publish import (
+from headrace.io.records.writer import TFRecordWriter, write_shards
+from headrace.io.storage.publish import (
     ShardSetError,
     begin_set,
     check_shard_files,
@@ -23,7 +24,6 @@ from headrace.io.publish import (
     temporary_writer_is_dead,
     write_manifest,
 )
-from headrace.io.writer import TFRecordWriter, write_shards
 
 
 def dead_pid() -> int:
@@ -272,7 +272,7 @@ def test_a_remote_set_has_a_manifest_and_missing_or_changed_shards_are_refused()
 def test_an_interrupted_remote_publication_is_refused(monkeypatch):
     import fsspec
 
-    from headrace.io import writer as writer_module
+    from headrace.io.records import writer as writer_module
 
     prefix = "memory://headrace-publication-test2/p"
     fs = fsspec.filesystem("memory")
@@ -284,7 +284,7 @@ def test_an_interrupted_remote_publication_is_refused(monkeypatch):
             raise OSError("connection reset")
         fsspec_replace(temporary, final, storage_options)
 
-    from headrace.io.publish import publish_file as fsspec_replace
+    from headrace.io.storage.publish import publish_file as fsspec_replace
 
     monkeypatch.setattr(writer_module, "publish_file", fail_on_second)
     try:

@@ -15,13 +15,13 @@ import pytest
 
 import headrace as hr
 from headrace.core.errors import InvalidArgumentError
-from headrace.io import convert as convert_module
-from headrace.io import index as index_module
-from headrace.io import publish as publish_module
-from headrace.io import writer as writer_module
-from headrace.io.index import build_index, check_index, index_path
-from headrace.io.publish import ShardSetError
-from headrace.io.writer import TFRecordWriter, write_shards
+from headrace.io.records import index as index_module
+from headrace.io.records import writer as writer_module
+from headrace.io.records.index import build_index, check_index, index_path
+from headrace.io.records.writer import TFRecordWriter, write_shards
+from headrace.io.storage import publish as publish_module
+from headrace.io.storage.publish import ShardSetError
+from headrace.tools import convert as convert_module
 from tests.helpers.processes import children_of, gone
 
 TRIALS = 20

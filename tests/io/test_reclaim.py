@@ -1,4 +1,4 @@
-"""Reclaiming what interrupted writers left (io/reclaim.py), on ``protocol://`` prefixes above all.
+"""Reclaiming what interrupted writers left (io/storage/reclaim.py), on ``protocol://`` prefixes above all.
 
 ``local://`` is fsspec's filesystem over local files: it takes the remote code path (listings,
 moves, a manifest written under a temporary name and moved) yet is shared with forked children, so a
@@ -20,11 +20,10 @@ from hypothesis import strategies as st
 import headrace as hr
 from headrace.core.errors import InvalidArgumentError
 from headrace.io import ShardSetError, ShardSetWarning, reclaim_shards, write_shards
-from headrace.io import convert as convert_module
-from headrace.io import fs as fs_module
-from headrace.io import publish as publish_module
-from headrace.io import writer as writer_module
-from headrace.io.publish import (
+from headrace.io.records import writer as writer_module
+from headrace.io.storage import fs as fs_module
+from headrace.io.storage import publish as publish_module
+from headrace.io.storage.publish import (
     host_tag,
     is_alive,
     manifest_path,
@@ -33,7 +32,8 @@ from headrace.io.publish import (
     temporary_path,
     temporary_writer,
 )
-from headrace.io.reclaim import set_temporaries
+from headrace.io.storage.reclaim import set_temporaries
+from headrace.tools import convert as convert_module
 from tests.io.test_publication import dead_pid, dead_temporary
 from tests.io.test_publication_kill import check_readers_after_kill, die_at, read_set, run_and_kill
 

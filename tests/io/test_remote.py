@@ -9,11 +9,12 @@ import pytest
 
 import headrace as hr
 from headrace import cli
-from headrace.io import build_index, fs, write_shards
-from headrace.io.cli import inspect_file, storage_options_of
-from headrace.io.convert import convert, settings_path
-from headrace.io.index import index_path
-from headrace.io.publish import manifest_path, read_manifest, temporary_path
+from headrace.io import build_index, write_shards
+from headrace.io.records.index import index_path
+from headrace.io.storage import fs
+from headrace.io.storage.publish import manifest_path, read_manifest, temporary_path
+from headrace.tools.convert import convert, settings_path
+from headrace.tools.io_cli import inspect_file, storage_options_of
 from tests.helpers.checkpoint import check_checkpoints
 
 fsspec = pytest.importorskip("fsspec")
@@ -162,7 +163,7 @@ def test_cli_reads_remote_files_with_storage_options(bucket, capsys):
 
 
 def test_storage_option_flags_nest_and_parse_json():
-    from headrace.io.cli import _storage_option
+    from headrace.tools.io_cli import _storage_option
 
     items = [_storage_option(t) for t in ("anon=true", "client_kwargs.endpoint_url=http://h:1", "retries=3")]
     assert storage_options_of(items) == {

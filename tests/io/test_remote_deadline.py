@@ -12,13 +12,13 @@ import textwrap
 import pytest
 
 from headrace.core.errors import InvalidArgumentError
-from headrace.io.fs import read_budget
+from headrace.io.storage.fs import read_budget
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SERVERS = """
 import http.server, socket, sys, threading
-from headrace.io import fs
+from headrace.io.storage import fs
 
 def stalled_server():
     # Accepts connections and never answers (a stalled endpoint).

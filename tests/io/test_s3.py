@@ -15,9 +15,10 @@ import pytest
 
 import headrace as hr
 from headrace import cli
-from headrace.io import fs, write_shards
-from headrace.io.convert import convert
-from headrace.io.index import index_path
+from headrace.io import write_shards
+from headrace.io.records.index import index_path
+from headrace.io.storage import fs
+from headrace.tools.convert import convert
 from tests.helpers.checkpoint import check_checkpoints
 
 pytest.importorskip("s3fs")
@@ -210,7 +211,7 @@ def test_a_server_that_goes_away_is_retried_then_named(tmp_path, monkeypatch):
 
 _KILLED_WRITER = """
 import json, os, signal, socket, sys
-from headrace.io import writer
+from headrace.io.records import writer
 prefix, options, host = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 if host:
     socket.gethostname = lambda: host  # as a writer on another machine

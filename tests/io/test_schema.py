@@ -9,7 +9,13 @@ from headrace.io import (
     serialize_sequence_example,
     tf_record_iterator,
 )
-from headrace.io.schema import NotAMessage, decode_example, decode_sequence_example, infer_schema, record_kind
+from headrace.io.codec.schema import (
+    NotAMessage,
+    decode_example,
+    decode_sequence_example,
+    infer_schema,
+    record_kind,
+)
 
 
 def test_decode_matches_what_was_serialized():

@@ -6,8 +6,8 @@ import struct
 import pytest
 
 from headrace.core.errors import DataLossError
-from headrace.io.crc import masked_crc32c
-from headrace.io.tfrecord import (
+from headrace.io.records.crc import masked_crc32c
+from headrace.io.records.tfrecord import (
     DATA_CRC_MISMATCH,
     LENGTH_CRC_MISMATCH,
     RECORD_TOO_LARGE,

@@ -4,9 +4,9 @@ import pytest
 
 import headrace as hr
 from headrace.core.errors import InvalidArgumentError
-from headrace.io.index import check_index
-from headrace.io.tfrecord import tf_record_iterator
-from headrace.io.writer import TFRecordWriter, write_shards
+from headrace.io.records.index import check_index
+from headrace.io.records.tfrecord import tf_record_iterator
+from headrace.io.records.writer import TFRecordWriter, write_shards
 
 
 def golden(golden_dir):
@@ -137,7 +137,7 @@ def test_tensorflow_reads_what_headrace_writes(tmp_path, golden_dir):
 
 
 def test_writer_keeps_the_size_and_crc32c_of_the_file(tmp_path):
-    from headrace.io.publish import file_crc32c
+    from headrace.io.storage.publish import file_crc32c
 
     for compression in ("", "GZIP"):
         path = tmp_path / f"c{compression}.tfrecord"

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import headrace as hr
-from headrace.io import cache_file
-from headrace.io.cache_file import CacheFileError, CacheFileReader
 from headrace.ops.cache import CacheWarning
+from headrace.ops.support import cache_file
+from headrace.ops.support.cache_file import CacheFileError, CacheFileReader
 from tests.helpers.checkpoint import ROOT, check_checkpoints, check_fresh_process
 from tests.helpers.elements import assert_elements_equal
 

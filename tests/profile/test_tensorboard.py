@@ -54,7 +54,7 @@ def test_tensorboard_reads_the_scalars_and_finds_the_trace(tmp_path):
 
 
 def test_scalar_writer_files_are_framed_records(tmp_path):
-    from headrace.io.crc import masked_crc32c
+    from headrace.io.records.crc import masked_crc32c
 
     with ScalarWriter(str(tmp_path)) as writer:
         writer.add(1, {"a": 1.5})

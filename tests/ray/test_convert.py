@@ -7,7 +7,7 @@ import pytest
 
 import headrace as hr
 from headrace.io import FixedLenFeature
-from headrace.io.convert import convert
+from headrace.tools.convert import convert
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("ray")

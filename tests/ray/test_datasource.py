@@ -12,7 +12,7 @@ import pytest
 
 import headrace as hr
 from headrace.io import FixedLenFeature, VarLenFeature, serialize_example, write_shards
-from headrace.io.publish import (
+from headrace.io.storage.publish import (
     ShardSetError,
     begin_set,
     check_shard_files,
@@ -117,7 +117,7 @@ def test_bad_arguments_fail_before_ray_runs(tmp_path, shards):
         read_tfrecords(shards, SPEC, on_corrupt="ignore")
 
 
-# --- write_tfrecords publishes a shard set (io/publish.py), as write_shards does ---------------------
+# --- write_tfrecords publishes a shard set (io/storage/publish.py), as write_shards does ---------------------
 def _ids(n: int, start: int = 0):
     return ray.data.from_items([{"id": start + i, "name": f"n{start + i}"} for i in range(n)])
 
@@ -360,13 +360,13 @@ def test_s3_prefix_publishes_the_same_set(cluster):
         write_tfrecords(_ids(30), prefix, storage_options=options, num_shards=3)
         paths = write_tfrecords(_ids(8, start=50), prefix, storage_options=options, num_shards=2)
         assert paths == [f"{prefix}-{k:05d}-of-00002.tfrecord" for k in range(2)]
-        assert sorted(hr.io.fs.glob(prefix + "-*", options)) == paths  # no stale shard, no temporary
+        assert sorted(hr.io.storage.fs.glob(prefix + "-*", options)) == paths  # no stale shard, no temporary
         assert read_manifest(manifest_path(prefix), options)["state"] == "complete"
         assert sorted(_read_ids(prefix + "-*", options)) == list(range(50, 58))
         rows = [{"id": i, "name": None if i == 2 else "x"} for i in range(8)]
         with pytest.raises(Exception, match="column 'name' holds 1 null"):
             write_tfrecords(ray.data.from_items(rows), prefix, storage_options=options, num_shards=2)
-        assert sorted(hr.io.fs.glob(prefix + "*", options)) == paths  # the failed run left nothing
+        assert sorted(hr.io.storage.fs.glob(prefix + "*", options)) == paths  # the failed run left nothing
     finally:
         server.stop()
 

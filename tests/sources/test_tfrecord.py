@@ -16,7 +16,7 @@ from headrace.io import (
     tf_record_iterator,
     write_shards,
 )
-from headrace.io.tfrecord import DATA_CRC_MISMATCH
+from headrace.io.records.tfrecord import DATA_CRC_MISMATCH
 from tests.conftest import GOLDEN
 from tests.helpers.checkpoint import check_checkpoints, check_fresh_process
 from tests.helpers.tf_fixtures import load_json
@@ -221,13 +221,13 @@ def test_index_gives_cardinality_and_seeking_skip(files, monkeypatch):
         ds.cardinality() == 9 and hr.TFRecordDataset(files, index=False).cardinality() == UNKNOWN_CARDINALITY
     )
     opened = []
-    original = hr.io.tfrecord.RecordReader.__init__
+    original = hr.io.records.tfrecord.RecordReader.__init__
 
     def spy(self, path, *args, **kwargs):
         opened.append(os.path.basename(str(path)))
         original(self, path, *args, **kwargs)
 
-    monkeypatch.setattr(hr.io.tfrecord.RecordReader, "__init__", spy)
+    monkeypatch.setattr(hr.io.records.tfrecord.RecordReader, "__init__", spy)
     everything = as_bytes(hr.TFRecordDataset(files, index=False))
     opened.clear()
     for n in (0, 3, 5, 6, 7, 9, 20):

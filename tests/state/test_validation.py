@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import headrace as hr
 from headrace.core.state import StateFields
-from headrace.io.tfrecord import encode_record
+from headrace.io.records.tfrecord import encode_record
 from tests.helpers.checkpoint import check_tampered_states, tampered_states
 
 

@@ -13,18 +13,28 @@
 from ..image.decode import decode_image, decode_jpeg, decode_png, extract_jpeg_shape
 from ..image.decode_crop import decode_and_crop_jpeg
 from ..image.encode import encode_jpeg, encode_png
-from .compression import COMPRESSION_TYPES, CompressedStreamError, detect_compression
-from .crc import crc32c, masked_crc32c
-from .csv_codec import decode_csv
-from .example import ExampleParseError, parse_example, parse_single_example, serialize_example
-from .features import (
+from .codec.csv_codec import decode_csv
+from .codec.example import ExampleParseError, parse_example, parse_single_example, serialize_example
+from .codec.features import (
     FixedLenFeature,
     FixedLenSequenceFeature,
     RaggedFeature,
     VarLenFeature,
 )
-from .file_ops import TFRecordOptions, matching_files, read_file, write_file
-from .index import (
+from .codec.ragged import Ragged
+from .codec.sequence_example import (
+    parse_sequence_example,
+    parse_single_sequence_example,
+    serialize_sequence_example,
+)
+from .codec.sparse import SparseTensor
+from .codec.sparse_feature import SparseFeature
+from .codec.strings import decode_base64, decode_compressed, encode_base64
+from .codec.tensors import decode_raw, parse_tensor, serialize_tensor
+from .limits import LimitExceededError, limit, set_limit
+from .records.compression import COMPRESSION_TYPES, CompressedStreamError, detect_compression
+from .records.crc import crc32c, masked_crc32c
+from .records.index import (
     IndexedRecords,
     RecordIndex,
     StaleIndexError,
@@ -33,21 +43,11 @@ from .index import (
     index_path,
     load_index,
 )
-from .limits import LimitExceededError, limit, set_limit
-from .publish import ShardSetError
-from .ragged import Ragged
-from .reclaim import ShardSetWarning, reclaim_shards
-from .sequence_example import (
-    parse_sequence_example,
-    parse_single_sequence_example,
-    serialize_sequence_example,
-)
-from .sparse import SparseTensor
-from .sparse_feature import SparseFeature
-from .strings import decode_base64, decode_compressed, encode_base64
-from .tensors import decode_raw, parse_tensor, serialize_tensor
-from .tfrecord import ERROR_KINDS, RecordError, RecordReader, encode_record, tf_record_iterator
-from .writer import TFRecordWriter, shard_name, write_shards
+from .records.tfrecord import ERROR_KINDS, RecordError, RecordReader, encode_record, tf_record_iterator
+from .records.writer import TFRecordWriter, shard_name, write_shards
+from .storage.file_ops import TFRecordOptions, matching_files, read_file, write_file
+from .storage.publish import ShardSetError
+from .storage.reclaim import ShardSetWarning, reclaim_shards
 
 __all__ = [
     "COMPRESSION_TYPES",

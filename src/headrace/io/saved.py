@@ -22,8 +22,8 @@ from ..core.errors import DataLossError, InvalidArgumentError
 from ..core.node import call
 from ..core.spec import TensorSpec, common_spec, spec_of
 from ..core.state import decode_element, decode_structure, encode_element, encode_structure
-from .compression import normalize_compression
-from .writer import TFRecordWriter
+from .records.compression import normalize_compression
+from .records.writer import TFRecordWriter
 
 FORMAT = "headrace-saved-dataset"
 VERSION = 1

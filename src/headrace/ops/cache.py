@@ -1,7 +1,7 @@
 """``Dataset.cache``: keep the elements of the first complete pass, in memory or in a file.
 
 ``cache()`` keeps them in memory (:class:`CacheIterator`); ``cache(filename)`` streams them to a file as
-they pass (:class:`DiskCacheIterator`, format in :mod:`headrace.io.cache_file`), keyed by the
+they pass (:class:`DiskCacheIterator`, format in :mod:`headrace.ops.support.cache_file`), keyed by the
 fingerprint of the pipeline above it (:mod:`headrace.core.fingerprint`). See docs/cache.md.
 """
 
@@ -24,16 +24,16 @@ from ..core.fingerprint import blind_spots, fingerprint
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.state import Choice, Field, Int, SavedState, StateFields
 from ..core.structure import map_structure
-from ..io.cache_file import (
+from ..io.storage.fs import check_storage_options, filesystem, is_url
+from ..io.storage.mirror import RemoteMirror
+from ..io.storage.publish import process_identity, reclaim_temporaries
+from .support.cache_file import (
     CacheFileError,
     CacheFileReader,
     CacheFileWriter,
     temp_name,
 )
-from ..io.cache_lock import WriterLock
-from ..io.fs import check_storage_options, filesystem, is_url
-from ..io.mirror import RemoteMirror
-from ..io.publish import process_identity, reclaim_temporaries
+from .support.cache_lock import WriterLock
 
 _REPLAY_CHUNK = 256
 _MAX_REPLAY_ERRORS = 10_000

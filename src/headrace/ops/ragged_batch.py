@@ -11,7 +11,7 @@ from ..core.errors import StructureError, check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node
 from ..core.spec import to_array
 from ..core.structure import flatten, pack_as
-from ..io.ragged import Ragged
+from ..io.codec.ragged import Ragged
 from .support.batching import leaf_paths, stack
 from .support.row_batches import RowBatchIterator
 

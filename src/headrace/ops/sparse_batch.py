@@ -10,7 +10,7 @@ from ..core.args import integer, integers, is_int
 from ..core.errors import InvalidArgumentError, StructureError, check
 from ..core.node import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Context, Fields, Node
 from ..core.spec import to_array
-from ..io.sparse import SparseTensor
+from ..io.codec.sparse import SparseTensor
 from .support.row_batches import RowBatchIterator
 
 

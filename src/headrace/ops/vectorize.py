@@ -43,7 +43,7 @@ from ..core.results import CONVERTED, tf_result
 from ..core.state import ERROR, NO_INPUT
 from ..core.structure import flatten, pack_as
 from ..core.trace_hook import TRACING, VECTORIZERS
-from ..io.features import FixedLenFeature
+from ..io.codec.features import FixedLenFeature
 from ..runtime.calls import apply, element_rng
 from ..runtime.defaults import resolve_parallelism
 from .batch import BatchIterator, BatchNode
@@ -854,7 +854,7 @@ def _scalar_bytes_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwarg
 
 
 def _parse_single_example_rule(graph: Graph, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
-    from ..io.example import parse_example  # noqa: PLC0415 (io is loaded by then: fn is its op)
+    from ..io.codec.example import parse_example  # noqa: PLC0415 (io is loaded by then: fn is its op)
 
     x, rest, _ = _single_input(graph, name, fn, args, kwargs)
     features = rest["features"]

@@ -16,7 +16,7 @@ import struct
 import time
 from typing import TYPE_CHECKING
 
-from ..io.crc import masked_crc32c
+from ..io.records.crc import masked_crc32c
 from .export import trace_events
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ CRC-checked and parsed by headrace's compiled parser in batches, so a block hold
 list per row. The paths may be local or ``protocol://`` (fsspec, with ``storage_options``); every
 worker must see them (a shared or remote file system).
 
-Writing publishes a shard set as ``headrace.io.write_shards`` does (:mod:`headrace.io.publish`): the
+Writing publishes a shard set as ``headrace.io.write_shards`` does (:mod:`headrace.io.storage.publish`): the
 write tasks write temporaries, and the driver names them ``PREFIX-NNNNN-of-MMMMM.tfrecord`` under a
 manifest only once every task succeeded, so readers never take a failed run's files for a set.
 """
@@ -25,10 +25,12 @@ import numpy as np
 
 from ..core.args import is_int
 from ..core.errors import InvalidArgumentError, add_note, attempt, check, on_failure, user_stacklevel
-from ..io.compression import normalize_compression
-from ..io.example import parse_example, serialize_example
-from ..io.fs import as_path, check_storage_options, exists, glob, is_url, list_dir, remove
-from ..io.publish import (
+from ..io.codec.example import parse_example, serialize_example
+from ..io.codec.ragged import Ragged
+from ..io.records.compression import normalize_compression
+from ..io.records.writer import TFRecordWriter, shard_name
+from ..io.storage.fs import as_path, check_storage_options, exists, glob, is_url, list_dir, remove
+from ..io.storage.publish import (
     abandon_set,
     begin_set,
     check_shard_files,
@@ -37,9 +39,7 @@ from ..io.publish import (
     refuse_a_live_writer,
     temporary_path,
 )
-from ..io.ragged import Ragged
-from ..io.reclaim import ShardSetWarning, reclaim_set_temporaries, set_temporaries
-from ..io.writer import TFRecordWriter, shard_name
+from ..io.storage.reclaim import ShardSetWarning, reclaim_set_temporaries, set_temporaries
 from .cluster import connect
 
 RECORD_COLUMN = "record"  # the column of raw records when no features are given
@@ -297,7 +297,7 @@ def publish_task_shards(
 ) -> list[str]:
     """What the driver does once every write task succeeded: give the tasks' temporaries (in task
     order) their names ``prefix-NNNNN-of-MMMMM{suffix}`` under a shard-set manifest
-    (:mod:`headrace.io.publish`, as ``write_shards`` does), which also removes the shards of an
+    (:mod:`headrace.io.storage.publish`, as ``write_shards`` does), which also removes the shards of an
     earlier set of ``prefix`` this one does not overwrite. On an error the set is left abandoned
     (readers refuse it) and the temporaries are removed. Returns the shard paths."""
     done = sorted((r for r in results if r is not None), key=lambda r: r["task"])

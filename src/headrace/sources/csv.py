@@ -10,7 +10,7 @@ from ..core.args import integers, is_int
 from ..core.errors import DataLossError, InvalidArgumentError, check
 from ..core.node import Fields
 from ..core.spec import TensorSpec, string
-from ..io.csv_codec import column_default, typed_fields
+from ..io.codec.csv_codec import column_default, typed_fields
 from .file_records import ByteStream, FileRecordsNode, split_lines
 
 

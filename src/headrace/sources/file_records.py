@@ -16,8 +16,8 @@ from ..core.args import integer, is_int
 from ..core.errors import CheckpointError, check, pattern_hint
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.state import Int
-from ..io.compression import DecompressingReader, normalize_compression
-from ..io.fs import as_path, check_storage_options, open_file
+from ..io.records.compression import DecompressingReader, normalize_compression
+from ..io.storage.fs import as_path, check_storage_options, open_file
 
 READ_SIZE = 1 << 16
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..core.errors import InvalidArgumentError
 from ..core.node import Fields
-from ..io.fs import check_storage_options, glob
-from ..io.publish import check_shard_files
+from ..io.storage.fs import check_storage_options, glob
+from ..io.storage.publish import check_shard_files
 from .tensor_slices import TensorSlicesNode
 
 

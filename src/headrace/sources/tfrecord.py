@@ -27,9 +27,8 @@ from ..core.errors import CheckpointError, InvalidArgumentError, check, pattern_
 from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, string
 from ..core.state import ERROR, NO_INPUT
-from ..io.compression import normalize_compression
-from ..io.fs import as_path, check_storage_options, exists, is_url
-from ..io.index import (
+from ..io.records.compression import normalize_compression
+from ..io.records.index import (
     INDEX_POLICIES,
     IndexedRecords,
     RecordIndex,
@@ -38,7 +37,8 @@ from ..io.index import (
     index_path,
     load_index,
 )
-from ..io.publish import check_shard_files
+from ..io.storage.fs import as_path, check_storage_options, exists, is_url
+from ..io.storage.publish import check_shard_files
 from .tfrecord_files import (
     FileReading,
     RateLimitedLog,

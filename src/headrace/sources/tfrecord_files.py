@@ -13,8 +13,8 @@ from typing import Any, cast
 
 from ..core.node import NodeIterator
 from ..core.state import ERROR
-from ..io.fs import as_path, is_url
-from ..io.tfrecord import LENGTH_CRC_MISMATCH, RecordError, RecordReader
+from ..io.records.tfrecord import LENGTH_CRC_MISMATCH, RecordError, RecordReader
+from ..io.storage.fs import as_path, is_url
 
 logger = logging.getLogger("headrace.io")
 

@@ -34,8 +34,8 @@ INDEX = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def _tensor(value: Any) -> np.ndarray:
-    from ..io.ragged import Ragged  # noqa: PLC0415 (io imports this package)
-    from ..io.sparse import SparseTensor  # noqa: PLC0415
+    from ..io.codec.ragged import Ragged  # noqa: PLC0415 (io imports this package)
+    from ..io.codec.sparse import SparseTensor  # noqa: PLC0415
 
     if isinstance(value, (Ragged, SparseTensor)):
         raise DTypeError(f"this op takes a dense tensor, not a {type(value).__name__} (densify it first)")
@@ -199,7 +199,7 @@ def eye(
 
 @traceable("shape")
 def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:  # noqa: A002
-    from ..io.sparse import SparseTensor  # noqa: PLC0415
+    from ..io.codec.sparse import SparseTensor  # noqa: PLC0415
 
     if isinstance(input, SparseTensor):
         return input.dense_shape.astype(_out_type(out_type, "Shape"))
@@ -736,8 +736,8 @@ newaxis = None
 def is_tensor(x: Any) -> bool:
     """tf.is_tensor: numpy arrays and scalars are the tensors here, and so are headrace's sparse and
     ragged values."""
-    from ..io.ragged import Ragged  # noqa: PLC0415 (io imports this package)
-    from ..io.sparse import SparseTensor  # noqa: PLC0415
+    from ..io.codec.ragged import Ragged  # noqa: PLC0415 (io imports this package)
+    from ..io.codec.sparse import SparseTensor  # noqa: PLC0415
 
     return is_tensor_value(x) or isinstance(x, (Ragged, SparseTensor))
 

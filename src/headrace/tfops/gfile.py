@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Iterator
 from typing import Any
 
-from ..io import fs
+from ..io.storage import fs
 from .errors import AlreadyExistsError, FailedPreconditionError, NotFoundError
 
 

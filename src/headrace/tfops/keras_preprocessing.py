@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
-from ..io.fs import open_file
+from ..io.storage.fs import open_file
 from .strings import to_hash_bucket_fast
 
 _OUTPUT_MODES = ("int", "one_hot", "multi_hot", "count")

@@ -277,8 +277,8 @@ def _keys_tensor(keys: Any) -> np.ndarray:
 
 def _on_values(keys: Any, fn: Any) -> Any:
     """``fn`` on the values of a SparseTensor or RaggedTensor (the same structure back), else on keys."""
-    from ..io.ragged import Ragged  # noqa: PLC0415 (io imports this package)
-    from ..io.sparse import SparseTensor  # noqa: PLC0415
+    from ..io.codec.ragged import Ragged  # noqa: PLC0415 (io imports this package)
+    from ..io.codec.sparse import SparseTensor  # noqa: PLC0415
 
     if isinstance(keys, SparseTensor):
         return SparseTensor(keys.indices, fn(keys.values), keys.dense_shape)
@@ -321,8 +321,8 @@ class _Table:
         raise NotImplementedError
 
     def _check_keys(self, keys: Any) -> Any:
-        from ..io.ragged import Ragged  # noqa: PLC0415
-        from ..io.sparse import SparseTensor  # noqa: PLC0415
+        from ..io.codec.ragged import Ragged  # noqa: PLC0415
+        from ..io.codec.sparse import SparseTensor  # noqa: PLC0415
 
         values = keys.flat_values if isinstance(keys, Ragged) else keys
         values = values.values if isinstance(values, SparseTensor) else values

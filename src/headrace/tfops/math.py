@@ -396,7 +396,7 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     """tf.cast: floats to ints truncate toward zero, NaN and out-of-range floats give the integer
     minimum (x86's conversion, as TensorFlow's CPU kernel), wider ints wrap, complex to real keeps the
     real part, anything to bool is ``!= 0``; strings cannot be cast (tf.strings.to_number)."""
-    from ..io.sparse import SparseTensor  # noqa: PLC0415 (io imports this package)
+    from ..io.codec.sparse import SparseTensor  # noqa: PLC0415 (io imports this package)
 
     target = dtype_arg(dtype)
     if isinstance(x, SparseTensor):

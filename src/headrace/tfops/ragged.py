@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
-from ..io.ragged import Ragged
+from ..io.codec.ragged import Ragged
 from ._tensor import as_tensor, infer, is_tensor
 
 

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
-from ..io.ragged import Ragged
-from ..io.sparse import SparseTensor
+from ..io.codec.ragged import Ragged
+from ..io.codec.sparse import SparseTensor
 
 
 def to_dense(

@@ -126,7 +126,7 @@ def _per_string(fn: Callable, array: np.ndarray) -> np.ndarray:
 
 def _ragged_or_list(pieces: np.ndarray, dtype: Any = object) -> Any:
     """One list per string: a 1-D array for a scalar input, ``hr.io.Ragged`` rows for a vector."""
-    from ..io.ragged import Ragged  # noqa: PLC0415 (io imports this package)
+    from ..io.codec.ragged import Ragged  # noqa: PLC0415 (io imports this package)
 
     if pieces.ndim == 0:
         return np.array(pieces[()], dtype=dtype).reshape(-1)
@@ -219,7 +219,7 @@ def unicode_encode(
     replacement_char: int = 65533,
     name: str | None = None,
 ) -> Any:  # noqa: A002
-    from ..io.ragged import Ragged  # noqa: PLC0415
+    from ..io.codec.ragged import Ragged  # noqa: PLC0415
 
     codec = {"utf8": "utf-8", "utf16be": "utf-16-be", "utf32be": "utf-32-be"}[
         output_encoding.lower().replace("-", "")

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidArgumentError
-from ..io.example import encode_features, length_delimited
-from ..io.schema import NotAMessage, decode_example
+from ..io.codec.example import encode_features, length_delimited
+from ..io.codec.schema import NotAMessage, decode_example
 
 
 class _List:

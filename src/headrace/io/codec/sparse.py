@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
-from ..core.spec import to_array
+from ...core.errors import InvalidArgumentError
+from ...core.spec import to_array
 
 
 class SparseTensor:

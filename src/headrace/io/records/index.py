@@ -11,7 +11,7 @@ dataset keeps its indexes valid.) The sidecar is written under a temporary name 
 temporaries of writers that died are removed by the next write.
 
 >>> import os, tempfile
->>> from headrace.io.tfrecord import encode_record
+>>> from headrace.io.records.tfrecord import encode_record
 >>> path = os.path.join(tempfile.mkdtemp(), "c.tfrecord")
 >>> with open(path, "wb") as f:
 ...     _ = f.write(b"".join(encode_record(b"r%d" % i) for i in range(3)))
@@ -33,12 +33,12 @@ from typing import Any, cast, overload
 
 import numpy as np
 
-from ..core.errors import DataLossError, InvalidArgumentError, on_failure
+from ...core.errors import DataLossError, InvalidArgumentError, on_failure
+from ..limits import load_json
+from ..storage.fs import as_path, exists, file_size, is_url, make_parent_dirs, open_file, remove, replace
+from ..storage.publish import reclaim_temporaries, remove_temporary, temporary_path
 from .compression import normalize_compression
 from .crc import crc32c
-from .fs import as_path, exists, file_size, is_url, make_parent_dirs, open_file, remove, replace
-from .limits import load_json
-from .publish import reclaim_temporaries, remove_temporary, temporary_path
 from .tfrecord import RecordReader, _kernels
 
 INDEX_SUFFIX = ".hridx"

@@ -6,7 +6,7 @@ temporary file that is synced and renamed to ``PREFIX-0000k-of-0000N.tfrecord`` 
 rerun with the same settings skips the shards that exist, so an interrupted conversion picks up
 where it stopped; a hidden settings file (``out/.train.convert.json`` for ``out/train``) makes a
 rerun with other settings fail instead of mixing. The set is published like
-:func:`~headrace.io.write_shards`' (see :mod:`headrace.io.publish`): its manifest says
+:func:`~headrace.io.write_shards`' (see :mod:`headrace.io.storage.publish`): its manifest says
 ``publishing`` until the last shard is in place, so readers refuse a half-converted set, and a
 rerun reclaims the temporaries of dead workers. Workers exit when the converting process dies,
 even by SIGKILL.
@@ -39,13 +39,22 @@ import numpy as np
 
 from ..core.cpus import available_cpus
 from ..core.errors import InvalidArgumentError, on_failure
-from ..runtime.launcher import set_parent_death_signal
-from .compression import normalize_compression
-from .example import serialize_example
-from .fs import as_path, check_storage_options, download, exists, filesystem, is_dir, is_url, upload
-from .index import INDEX_SUFFIX, index_path
-from .limits import load_json
-from .publish import (
+from ..io.codec.example import serialize_example
+from ..io.limits import load_json
+from ..io.records.compression import normalize_compression
+from ..io.records.index import INDEX_SUFFIX, index_path
+from ..io.records.writer import TFRecordWriter, shard_name
+from ..io.storage.fs import (
+    as_path,
+    check_storage_options,
+    download,
+    exists,
+    filesystem,
+    is_dir,
+    is_url,
+    upload,
+)
+from ..io.storage.publish import (
     ShardSetError,
     abandon_set,
     begin_set,
@@ -60,8 +69,8 @@ from .publish import (
     temporary_writer_is_dead,
     write_atomic,
 )
-from .reclaim import reclaim_set_temporaries
-from .writer import TFRecordWriter, shard_name
+from ..io.storage.reclaim import reclaim_set_temporaries
+from ..runtime.launcher import set_parent_death_signal
 
 if TYPE_CHECKING:
     from ..ray.executor import RayExecutor

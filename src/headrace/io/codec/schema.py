@@ -1,7 +1,7 @@
 """Looking inside records without a spec: decode an Example into plain values and infer a feature
 spec from a sample, for ``headrace inspect``. Plain Python: meant for a few hundred records.
 
->>> from headrace.io.example import serialize_example
+>>> from headrace.io.codec.example import serialize_example
 >>> records = [serialize_example({"x": [1.0, 2.0], "tags": [b"a"] * n}) for n in (1, 2)]
 >>> decode_example(records[0])
 {'x': ('float', [1.0, 2.0]), 'tags': ('bytes', [b'a'])}

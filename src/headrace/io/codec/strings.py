@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
-from .compression import normalize_compression
+from ...core.errors import InvalidArgumentError
+from ..records.compression import normalize_compression
 
 
 def _each(value: Any, fn) -> Any:

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
-from ..core.spec import as_dtype, string
+from ...core.errors import InvalidArgumentError
+from ...core.spec import as_dtype, string
 
 FLOAT32 = np.dtype(np.float32)
 INT64 = np.dtype(np.int64)
@@ -114,7 +114,7 @@ class FixedLenFeature:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class VarLenFeature:
-    """Any number of values per example, parsed into a :class:`~headrace.io.ragged.Ragged` batch
+    """Any number of values per example, parsed into a :class:`~headrace.io.codec.ragged.Ragged` batch
     (tf.io returns a SparseTensor; ``Ragged.to_sparse()`` gives its three parts)."""
 
     dtype: Any

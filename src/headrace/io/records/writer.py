@@ -5,7 +5,7 @@
 >>> paths = write_shards([b"a", b"b", b"c"], prefix, num_shards=2)
 >>> [os.path.basename(p) for p in paths]
 ['train-00000-of-00002.tfrecord', 'train-00001-of-00002.tfrecord']
->>> from headrace.io.tfrecord import tf_record_iterator
+>>> from headrace.io.records.tfrecord import tf_record_iterator
 >>> [list(tf_record_iterator(p)) for p in paths]
 [[b'a', b'c'], [b'b']]
 """
@@ -20,11 +20,9 @@ from typing import IO, Any, cast
 
 import numpy as np
 
-from ..core.args import is_int
-from ..core.errors import InvalidArgumentError, check, on_failure
-from .compression import CompressingWriter, normalize_compression
-from .crc import crc32c, masked_crc32c
-from .fs import (
+from ...core.args import is_int
+from ...core.errors import InvalidArgumentError, check, on_failure
+from ..storage.fs import (
     as_path,
     check_storage_options,
     exists,
@@ -33,8 +31,7 @@ from .fs import (
     open_file,
     remove,
 )
-from .index import INDEX_SUFFIX, index_path, write_index
-from .publish import (
+from ..storage.publish import (
     abandon_set,
     begin_set,
     finish_set,
@@ -43,7 +40,10 @@ from .publish import (
     refuse_a_live_writer,
     temporary_path,
 )
-from .reclaim import reclaim_set_temporaries
+from ..storage.reclaim import reclaim_set_temporaries
+from .compression import CompressingWriter, normalize_compression
+from .crc import crc32c, masked_crc32c
+from .index import INDEX_SUFFIX, index_path, write_index
 
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")

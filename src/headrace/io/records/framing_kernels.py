@@ -1,14 +1,14 @@
 """Compiled TFRecord framing: walk many frames of a buffer in one call, verifying both CRCs.
 
 A frame is ``uint64 length | uint32 masked_crc(length) | data | uint32 masked_crc(data)``, little
-endian. Imported lazily by :mod:`headrace.io.tfrecord`.
+endian. Imported lazily by :mod:`headrace.io.records.tfrecord`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.jit import njit
+from ...core.jit import njit
 from .crc_kernels import load_u32, load_u64, masked_crc32c_span
 
 OK = 0  # stopped after max_records frames, or at a frame boundary at the end of the buffer

@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 
-from ..core.errors import on_failure
+from ...core.errors import on_failure
 from .fs import filesystem
 from .publish import remove_temporary, temporary_path
 

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
-from ..core.spec import as_dtype, string
+from ...core.errors import InvalidArgumentError
+from ...core.spec import as_dtype, string
 
 #: the column types tf.data's CsvDataset allows.
 CSV_DTYPES = tuple(np.dtype(t) for t in ("int32", "int64", "float32", "float64")) + (string,)

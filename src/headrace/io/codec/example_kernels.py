@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.jit import njit
-from .crc_kernels import load_u32
+from ...core.jit import njit
+from ..records.crc_kernels import load_u32
 
 OK = 0
 MALFORMED = 1  # not a valid protobuf message (truncated varint, length past the end, bad wire type)

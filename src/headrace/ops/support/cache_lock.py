@@ -1,7 +1,7 @@
 """The writer lock of a disk cache: one writer per cache file, and a dead writer's lock taken over.
 
 The lock file records pid, host, boot id and process start time, so a writer that died (SIGKILL, a
-reused pid, a reboot) is recognised as dead (the liveness check is :func:`headrace.io.publish.is_alive`,
+reused pid, a reboot) is recognised as dead (the liveness check is :func:`headrace.io.storage.publish.is_alive`,
 shared with every headrace writer); a lock from another host is always respected.
 """
 
@@ -12,9 +12,9 @@ import os
 import time
 from typing import Any
 
+from ...io.limits import load_json
+from ...io.storage.publish import is_alive, process_identity, temporary_path
 from .cache_file import write_error
-from .limits import load_json
-from .publish import is_alive, process_identity, temporary_path
 
 _MAX_LOCK_BYTES = 1 << 16  # a lock holds one process identity: a few hundred bytes
 

@@ -14,13 +14,13 @@ import warnings
 from typing import IO, Any
 
 from ..core.errors import HeadraceError, on_failure
-from .compression import detect_compression
+from ..io.codec.schema import NotAMessage, decode_example, decode_sequence_example, infer_schema, record_kind
+from ..io.records.compression import detect_compression
+from ..io.records.index import build_index, check_index
+from ..io.records.tfrecord import RecordReader
+from ..io.storage.fs import file_size, open_file
+from ..io.storage.reclaim import ShardSetWarning, reclaim_shards
 from .convert import convert
-from .fs import file_size, open_file
-from .index import build_index, check_index
-from .reclaim import ShardSetWarning, reclaim_shards
-from .schema import NotAMessage, decode_example, decode_sequence_example, infer_schema, record_kind
-from .tfrecord import RecordReader
 
 SAMPLE_RECORDS = 200  # records read for the schema
 

@@ -4,7 +4,7 @@ turns a batch of serialized Examples into numpy columns in a few compiled passes
 Parsing walks the protobuf wire format in numba kernels: one pass finds every wanted feature of every
 record, then one pass per feature copies its values straight into the output array. Fixed-size
 numeric features (the tabular case) take a single fused pass that checks kind and count while
-copying. Variable-length features come back as :class:`~headrace.io.ragged.Ragged`.
+copying. Variable-length features come back as :class:`~headrace.io.codec.ragged.Ragged`.
 
 >>> spec = {"x": FixedLenFeature([2], "float32"), "tags": VarLenFeature("string")}
 >>> batch = parse_example(
@@ -23,9 +23,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
-from ..core.spec import string
-from ..core.trace_hook import traceable
+from ...core.errors import InvalidArgumentError
+from ...core.spec import string
+from ...core.trace_hook import traceable
+from ..limits import check_size, limit
 from .example_single import SinglePlan
 from .features import (
     FLOAT32,
@@ -41,7 +42,6 @@ from .features import (
     VarLenFeature,
     dtype_name,
 )
-from .limits import check_size, limit
 from .ragged import Ragged
 from .sparse import SparseTensor
 from .sparse_feature import assemble, sparse_row, split_sparse

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
-from ..core.spec import as_dtype, string, to_array
-from ..core.trace_hook import traceable
+from ...core.errors import InvalidArgumentError
+from ...core.spec import as_dtype, string, to_array
+from ...core.trace_hook import traceable
 from .example import _varint, length_delimited  # the one protobuf encoder of the package
 from .schema import NotAMessage, fields
 from .schema import _varint as _read_varint  # the package's one protobuf decoder

@@ -42,11 +42,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..core.errors import DataLossError, InvalidArgumentError, on_failure
-from ..core.state import encode_structure, namedtuple_class
-from .crc import crc32c
-from .limits import load_json
-from .publish import fsync_directory, os_error, temporary_path
+from ...core.errors import DataLossError, InvalidArgumentError, on_failure
+from ...core.state import encode_structure, namedtuple_class
+from ...io.limits import load_json
+from ...io.records.crc import crc32c
+from ...io.storage.publish import fsync_directory, os_error, temporary_path
 
 MAGIC = b"HRCACHE\n"
 END_MAGIC = b"HRCEND\n\0"

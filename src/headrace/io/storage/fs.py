@@ -36,7 +36,7 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any
 
-from ..core.errors import InvalidArgumentError, attempt
+from ...core.errors import InvalidArgumentError, attempt
 
 _PROTOCOL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
 

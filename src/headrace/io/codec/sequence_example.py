@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
+from ...core.errors import InvalidArgumentError
 from .example import (
     Batch,
     Column,

@@ -1,7 +1,7 @@
 """Reclaiming what interrupted writers of a shard set left behind, local or ``protocol://``.
 
 Every temporary file names its writer (``NAME.incomplete-<host tag>-<pid>-<start>-<random>``, see
-:func:`headrace.io.publish.temporary_path`). ``write_shards`` and ``convert`` begin by removing the
+:func:`headrace.io.storage.publish.temporary_path`). ``write_shards`` and ``convert`` begin by removing the
 temporaries of their prefix whose writer ran on this host and has surely ended (its pid is gone or
 now belongs to another process); a live writer's files are never touched. A writer on another host,
 or in another container's pid namespace, cannot be checked from here: its temporaries are left and
@@ -25,7 +25,7 @@ import socket
 import warnings
 from typing import Any
 
-from ..core.errors import attempt, check, user_stacklevel
+from ...core.errors import attempt, check, user_stacklevel
 from . import fs as storage
 from .publish import (
     ShardSetError,
@@ -159,7 +159,7 @@ def reclaim_shards(prefix: Any, *, storage_options: dict | None = None, force: b
     host is never touched, even with ``force``. Published shards are never removed.
 
     >>> import os, tempfile
-    >>> from headrace.io.publish import host_tag, temporary_path
+    >>> from headrace.io.storage.publish import host_tag, temporary_path
     >>> prefix = os.path.join(tempfile.mkdtemp(), "train")
     >>> left = temporary_path(prefix + "-00000.tfrecord")  # as if a writer on another host...
     >>> left = left.replace(host_tag(), "0" * 8 if host_tag() != "0" * 8 else "1" * 8)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.spec import string
+from ...core.spec import string
 from .features import FLOAT32, FixedLenFeature, RaggedFeature, VarLenFeature
 from .ragged import Ragged
 

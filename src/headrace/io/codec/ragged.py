@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
+from ...core.errors import InvalidArgumentError
 
 
 class Ragged:

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
-from .compression import normalize_compression
+from ...core.errors import InvalidArgumentError
+from ..records.compression import normalize_compression
 from .fs import as_path, glob, make_parent_dirs, open_file
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import zlib
 from typing import IO, Any, Protocol
 
-from ..core.errors import DataLossError, InvalidArgumentError
+from ...core.errors import DataLossError, InvalidArgumentError
 from .crc import masked_crc32c
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InvalidArgumentError
+from ...core.errors import InvalidArgumentError
 from .features import VarLenFeature, feature_dtype
 from .ragged import Ragged
 from .sparse import SparseTensor

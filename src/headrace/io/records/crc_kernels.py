@@ -16,7 +16,7 @@ from numba import types
 from numba.core import config as _numba_config
 from numba.extending import intrinsic
 
-from ..core.jit import njit
+from ...core.jit import njit
 
 POLYNOMIAL = 0x82F63B78  # CRC32C, reflected
 MASK_DELTA = np.uint32(0xA282EAD8)

@@ -22,7 +22,9 @@ from typing import IO, Any, cast
 
 import numpy as np
 
-from ..core.errors import DataLossError
+from ...core.errors import DataLossError
+from ..limits import exceeded, limit
+from ..storage.fs import as_path, file_size, open_file
 from .compression import (
     BAD_STREAM,
     TRUNCATED_STREAM,
@@ -32,8 +34,6 @@ from .compression import (
     normalize_compression,
 )
 from .crc import masked_crc32c
-from .fs import as_path, file_size, open_file
-from .limits import exceeded, limit
 
 HEADER = 12
 FOOTER = 4

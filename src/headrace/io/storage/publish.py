@@ -4,7 +4,7 @@
   (``NAME.incomplete-<host>-<pid>-<start>-<random>``), synced, then renamed to ``NAME``: a reader
   sees the whole file or nothing. :func:`reclaim_temporaries` removes the temporaries of writers
   that are dead (never those of a live process or of another host); for a shard set, local or
-  ``protocol://``, see :mod:`headrace.io.reclaim`.
+  ``protocol://``, see :mod:`headrace.io.storage.reclaim`.
 - A set of shards (``PREFIX-NNNNN-of-MMMMM``) is published with ``.PREFIX.manifest.json``: it is
   written with ``"state": "publishing"`` before the first shard gets its final name, and rewritten
   with ``"state": "complete"`` (each shard's size and CRC32C) last. :func:`check_shard_files` lets a
@@ -33,11 +33,11 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from ..core.errors import DataLossError, attempt, on_failure
+from ...core.errors import DataLossError, attempt, on_failure
+from ..limits import load_json
+from ..records.crc import crc32c
 from . import fs as storage
-from .crc import crc32c
 from .fs import is_url
-from .limits import load_json
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "headrace shard set"
@@ -369,7 +369,7 @@ def _writer_text(manifest: dict) -> str:
 
 def reclaim_call(prefix: str, force: bool = False) -> str:
     """The call (and command) that removes what interrupted writers of ``prefix`` left (see
-    :mod:`headrace.io.reclaim`).
+    :mod:`headrace.io.storage.reclaim`).
 
     >>> reclaim_call("s3://b/train", force=True)
     "headrace.io.reclaim_shards('s3://b/train', force=True, storage_options=...) (shell: headrace reclaim s3://b/train --force --storage-option ...)"

@@ -1,0 +1,1 @@
+"""The tf.train.Example codec and its tensors: features, parsing, serialising, sparse and ragged values, CSV and strings."""

@@ -1,0 +1,1 @@
+"""TFRecord framing, CRCs, GZIP/ZLIB streams, indexes and the record writer."""

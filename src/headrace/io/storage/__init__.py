@@ -1,0 +1,1 @@
+"""Where files live: local and fsspec paths, safe publication of shard sets, mirrors, reclaiming."""

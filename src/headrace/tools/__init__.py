@@ -1,0 +1,1 @@
+"""Command-line tools and batch conversions built on the library (``headrace convert``, ``headrace index``)."""
