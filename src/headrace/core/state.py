@@ -469,18 +469,29 @@ class Elements(Field):
 
 
 class Child(Field):
-    """The state of an input stage (``attr``: the attribute holding its iterator)."""
+    """The state of an input stage (``attr``: the attribute holding its iterator; ``optional``: it may
+    be None, an input the stage does not have, saved as None)."""
 
     child = True
 
-    def save(self, stage: Any) -> builtins.dict:
-        return getattr(stage, self.attr).get_state()
+    def __init__(self, name: str, attr: str | None = None, *, optional: builtins.bool = False):
+        super().__init__(name, attr)
+        self.optional = optional
 
-    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.dict:
+    def save(self, stage: Any) -> builtins.dict | None:
+        child = getattr(stage, self.attr)
+        return None if child is None and self.optional else child.get_state()
+
+    def load(self, fields: StateFields, stage: Any, values: builtins.dict) -> builtins.dict | None:
+        if self.optional and getattr(stage, self.attr) is None:
+            if fields.state.get(self.name) is not None:
+                raise fields.fail(self.name, fields.state[self.name], "None (this stage has no such input)")
+            return None
         return fields.dict(self.name)
 
     def restore(self, stage: Any, value: Any) -> None:
-        getattr(stage, self.attr).set_state(value)
+        if value is not None:
+            getattr(stage, self.attr).set_state(value)
 
 
 class Children(Field):

@@ -28,7 +28,17 @@ from typing import TYPE_CHECKING, Any, cast
 from ..core.errors import CheckpointError
 from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, string
-from ..core.state import ERROR, NO_INPUT, OUTPUT, decode_element, encode_element
+from ..core.state import (
+    ERROR,
+    NO_INPUT,
+    OUTPUT,
+    Child,
+    Field,
+    Int,
+    StateFields,
+    decode_element,
+    encode_element,
+)
 from ..ops.interleave import InterleaveIterator, split_slot_state
 from ..ops.interleave_node import InterleaveNode
 from .tfrecord_files import (
@@ -116,8 +126,13 @@ class FileListNode(Node):
         return FileListIterator(self, self.parents[0].iterator(ctx) if self.parents else None)
 
 
+def _listed(stage: FileListIterator, values: dict) -> int | None:
+    listed = stage.node.source.filenames
+    return None if listed is None else len(listed)  # past the end would silently drop files
+
+
 class FileListIterator(NodeIterator[FileListNode]):
-    state_keys = ("next_file", "names")
+    state_fields = (Int("next_file", high=_listed), Child("names", optional=True))
 
     def __init__(self, node: FileListNode, names: NodeIterator | None):
         super().__init__(node, *([names] if names is not None else []))
@@ -136,19 +151,6 @@ class FileListIterator(NodeIterator[FileListNode]):
         if self.names is not None:
             self.names.reset()
         self.next_file = 0
-
-    def get_state(self) -> dict:
-        return {"next_file": self.next_file, "names": None if self.names is None else self.names.get_state()}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)
-        listed = self.node.source.filenames
-        # next_file past the end would silently drop the files after it.
-        next_file = fields.int("next_file", high=None if listed is None else len(listed))
-        names = fields.dict("names", optional=self.names is None)
-        if self.names is not None and names is not None:
-            self.names.set_state(names)
-        self.next_file = next_file
 
 
 class OpenFile:
@@ -193,16 +195,33 @@ class RecordFileNode(Node):
         return RecordFileIterator(self)
 
 
-class RecordFileIterator(FileReading, NodeIterator[RecordFileNode]):
-    """One file's records; read by one thread at a time (its slot's reader, or the consumer)."""
+class _Position(Int):
+    """The file's stream offset (``index`` 0) or next record's number (1): read from its reader,
+    restored by ``RecordFileIterator.restored`` (which reopens the file there)."""
 
-    state_keys = ("offset", "record")
+    def __init__(self, name: str, index: int):
+        super().__init__(name)
+        self.index = index
+
+    def save(self, stage: Any) -> int:
+        return stage.slot.position()[self.index]
+
+    def restore(self, stage: Any, value: int) -> None:
+        stage.restoring[self.index] = value
+
+
+class RecordFileIterator(FileReading, NodeIterator[RecordFileNode]):
+    """One file's records; read by one thread at a time (its slot's reader, or the consumer). Its
+    offset was checked against the file by the TFRecord stage, which saw the file's path."""
+
+    state_fields = (_Position("offset", 0), _Position("record", 1))
 
     def __init__(self, node: RecordFileNode):
         super().__init__(node)
         self.settings = node
         self.log = node.tally.log
         self.slot = _Slot(node.path, node.file)
+        self.restoring = [0, 0]  # offset and record while a state is restored
         node.tally.opened(self)
 
     def next_chunk(self, n: int) -> list:
@@ -222,15 +241,9 @@ class RecordFileIterator(FileReading, NodeIterator[RecordFileNode]):
         self.slot.close()
         self.slot = _Slot(self.node.path, self.node.file)
 
-    def get_state(self) -> dict:
-        offset, record = self.slot.position()
-        return {"offset": offset, "record": record}
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(state)  # the offset was checked against the file by the stage
-        offset, record = fields.int("offset"), fields.int("record")
+    def restored(self) -> None:
         self.slot.close()
-        self.slot = _Slot(self.node.path, self.node.file, offset, record)
+        self.slot = _Slot(self.node.path, self.node.file, *self.restoring)
 
     def close(self) -> None:
         self.slot.close()
@@ -251,10 +264,46 @@ def _cycle_node(node: TFRecordNode, tally: FileTally) -> InterleaveNode:
     )
 
 
+class _Files(Child):
+    """The interleave's state, each slot checked against this pipeline's files before anything changes."""
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> dict:
+        files = fields.dict(self.name)
+        stage._check_slots(fields, files)
+        return files
+
+
+class _OwedOutputs(Field):
+    """Records gathered before an interrupt and not yet handed out (``owed``), served first."""
+
+    def save(self, stage: Any) -> list:
+        return [encode_element(value) for _, kind, value in stage.owed if kind == OUTPUT]
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> list:
+        return fields.elements(self.name)
+
+    def restore(self, stage: Any, value: list) -> None:
+        stage.owed.extend((0, OUTPUT, element) for element in value)
+
+
+class _PendingError(Field):
+    """The RecordError held after the records before it (raised at the next call), or None."""
+
+    def save(self, stage: Any) -> dict | None:
+        return save_error(stage.owed)
+
+    def load(self, fields: StateFields, stage: Any, values: dict) -> Any:
+        return load_error(fields, bool(stage.node.compression))
+
+    def restore(self, stage: Any, value: Any) -> None:
+        if value is not None:  # after the records owed before it (restored first)
+            stage.owed.append((-1, ERROR, (value, NO_INPUT)))
+
+
 class ParallelTFRecordIterator(NodeIterator["TFRecordNode"]):
     """The TFRecord stage over the interleave op's iterator (module docstring)."""
 
-    state_keys = ("files", "owed", "pending_error")
+    state_fields = (_Files("files", "cycle"), _OwedOutputs("owed"), _PendingError("pending_error"))
 
     def __init__(self, node: TFRecordNode, ctx: Context):
         self.tally = FileTally()
@@ -294,24 +343,6 @@ class ParallelTFRecordIterator(NodeIterator["TFRecordNode"]):
         self.cycle.set_knob(name, value)
 
     # --- state ----------------------------------------------------------------------------------------
-    def get_state(self) -> dict:
-        return {
-            "files": self.cycle.get_state(),
-            "owed": [encode_element(value) for _, kind, value in self.owed if kind == OUTPUT],
-            "pending_error": save_error(self.owed),
-        }
-
-    def set_state(self, state: dict) -> None:
-        fields = self._check_state(self.upgraded_state(state))
-        files = fields.dict("files")
-        values = fields.elements("owed")
-        error = load_error(fields, bool(self.node.compression))
-        self._check_slots(fields, files)  # before anything changes
-        self.cycle.set_state(files)
-        if error is not None:
-            self.owed.append((-1, ERROR, (error, NO_INPUT)))
-        self.owed.extend((0, OUTPUT, value) for value in values)
-
     def _check_slots(self, fields: Any, files: dict) -> None:
         """Each saved slot reads a file this pipeline has at that number, from an offset inside it."""
         node = self.node
