@@ -169,7 +169,7 @@ class Iterator:
             self.first_element_ns = now
         stages = []
         for stage in self.stages():
-            stage.sample_bytes = True  # its next timed call measures an output element's size
+            stage.probe.sample_bytes = True  # its next timed call measures an output element's size
             counters = stage.counters()  # once per stage: parallel stages gather theirs from workers
             stages.append(
                 (

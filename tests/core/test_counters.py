@@ -84,8 +84,10 @@ class _CountingIterator(NodeIterator):
 def test_nested_calls_of_one_stage_are_not_counted_twice():
     it = _Counting().iterator(None)
     assert list(it) == [4, 3, 2, 1, 0]
-    assert it.inclusive_ns == 5_000_000 and exclusive_ns(it) == it.inclusive_ns  # 5 calls of 1 ms, once each
-    assert it.first_call_produced == 1 and it.first_call_ns == 1_000_000
+    assert (
+        it.probe.inclusive_ns == 5_000_000 and exclusive_ns(it) == it.probe.inclusive_ns
+    )  # 5 calls of 1 ms, once each
+    assert it.probe.first_call_produced == 1 and it.probe.first_call_ns == 1_000_000
 
 
 def test_first_call_costs_are_one_time_not_per_element():
@@ -133,7 +135,11 @@ def test_call_log_is_off_unless_recording():
 
 
 class _Stage:
-    produced, first_call_ns = 0, 1
+    produced = 0
+
+    def __init__(self):
+        self.probe = counters.Probe()
+        self.probe.first_call_ns = 1
 
 
 def test_a_call_keeps_the_slices_it_handed_on_and_only_those_of_its_own_call():
@@ -150,7 +156,7 @@ def test_a_call_keeps_the_slices_it_handed_on_and_only_those_of_its_own_call():
     log.add_call(stage, start, clock())
     call = log[-1]
     assert call[5] == counters.CALL and call[7] == (second,)
-    assert call[6] == stage.last_slice > second  # numbered, and the stage knows its last call's number
+    assert call[6] == stage.probe.last_slice > second  # numbered, and the stage knows its last call's number
     log.add_call(stage, start, clock())
     assert log[-1][7] == ()  # taken once: the next call of the stage handed nothing on
     log.add_call(other, 0, clock())
@@ -279,7 +285,7 @@ def test_cheap_calls_run_untimed_between_samples_and_estimates_stay_close():
     it = iter(hr.Dataset.range(calls).map(work).filter(lambda x: True))
     modes = []
     for _ in it:
-        modes.append(it.root.timing)  # held up between calls: the next call is untimed
+        modes.append(it.root.probe.timing)  # held up between calls: the next call is untimed
     untimed = modes.count(True)
     assert untimed > calls // 2  # most calls ran untimed ...
     assert modes.count(False) > calls // (2 * hr.Options().profiling.sample_one_in)  # ... between timed ones
@@ -295,18 +301,18 @@ def test_sample_one_in_zero_times_every_call():
     options = hr.Options()
     options.profiling.sample_one_in = 0
     it = iter(hr.Dataset.range(500).map(lambda x: x).with_options(options))
-    assert not any(it.root.timing for _ in it)
-    assert it.root.weight == 1
+    assert not any(it.root.probe.timing for _ in it)
+    assert it.root.probe.weight == 1
     with pytest.raises(hr.InvalidArgumentError, match="sample_one_in"):
         options.profiling.sample_one_in = -1
 
 
 def test_slow_calls_and_recordings_are_always_timed():
     it = iter(hr.Dataset.range(40).map(slow))  # 2 ms per call: timing is a negligible share
-    assert not any(it.root.timing for _ in it)
+    assert not any(it.root.probe.timing for _ in it)
     with hr.profile.record_calls():
         it = iter(hr.Dataset.range(300).map(lambda x: x))
-        assert not any(it.root.timing for _ in it)
+        assert not any(it.root.probe.timing for _ in it)
     assert len([s for s in it.stats().slices if s[0] == 0]) >= 300  # every call is a slice
 
 
@@ -318,10 +324,10 @@ def test_stages_behind_a_thread_of_their_own_stay_timed():
     it = iter(hr.Dataset.range(2000).map(step, name="under").prefetch(2).map(lambda x: x, name="over"))
     under = next(s for s in it.stages() if s.name == "map(under)")
     assert under not in counters.sampled_stages(it.root)
-    over_untimed = [it.root.timing for _ in it]  # the consumer's own stages are sampled ...
+    over_untimed = [it.root.probe.timing for _ in it]  # the consumer's own stages are sampled ...
     assert True in over_untimed and False in over_untimed
     # ... the one behind prefetch's thread had every call timed, each once: its time is exact.
-    assert under.inclusive_ns == 2000 * 1000 and under.weight == 1
+    assert under.probe.inclusive_ns == 2000 * 1000 and under.probe.weight == 1
 
 
 def test_untimed_calls_still_count_elements_and_keep_the_first_call():
@@ -329,7 +335,7 @@ def test_untimed_calls_still_count_elements_and_keep_the_first_call():
     assert sum(1 for _ in it) == 5000
     stage = it.stats().stage("map")
     assert stage.produced == 5000 and stage.one_time_seconds >= 0
-    assert it.root.first_call_ns > 0
+    assert it.root.probe.first_call_ns > 0
 
 
 def test_element_sizes_are_measured_now_and_then():
@@ -356,3 +362,14 @@ def test_a_stage_that_starts_late_counts_its_first_call_once():
     assert sum(1 for _ in it) == 3003
     stage = next(s for s in it.stats().stages if s.op == "from_generator")
     assert stage.busy_seconds + stage.one_time_seconds == pytest.approx(0.02)
+
+
+def test_all_the_profiler_keeps_on_a_stage_is_its_probe():
+    # One object per stage (core.counters.Probe): a new profiler field goes there, not onto stages.
+    it = iter(hr.Dataset.range(50).map(lambda x: x).batch(8))
+    list(it)
+    stage = it.root
+    assert isinstance(stage.probe, counters.Probe) and stage.probe.first_call_ns > 0  # it was timed
+    for name in counters.Probe.__slots__:
+        assert not hasattr(type(stage), name) and name not in vars(stage), name
+    assert stage.probe is not stage.inputs[0].probe

@@ -47,7 +47,9 @@ def test_a_generic_subclass_is_an_ordinary_timed_iterator():
     it = CountNode(4).iterator(Context())
     assert isinstance(it, NodeIterator) and it.node.stop == 4
     assert list(it) == [0, 1, 2, 3]
-    assert it.inclusive_ns > 0 and it.first_call_ns > 0  # __next__ was wrapped by the timing template
+    assert (
+        it.probe.inclusive_ns > 0 and it.probe.first_call_ns > 0
+    )  # __next__ was wrapped by the timing template
     assert it.counters()["produced"] == 4 and it.counters()["op"] == "count"
     it.set_state({"produced": 1})
     assert next(it) == 1

@@ -252,15 +252,18 @@ def test_record_calls_rejects_a_bad_bound_and_restores_the_outer_recording():
 
 def test_the_call_log_counts_per_call_and_never_guesses():
     class Stage:
-        produced, first_call_ns = 0, 0
+        produced = 0
+
+        def __init__(self):
+            self.probe = counters.Probe()
 
     log = counters.CallLog(maxlen=2)
     a, b, c = Stage(), Stage(), Stage()
     a.produced = 3
     log.add_call(a, 0, 1)  # a first call ever: counted from 0
-    a.produced, a.first_call_ns = 5, 1
+    a.produced, a.probe.first_call_ns = 5, 1
     log.add_call(a, 1, 2)
-    b.produced, b.first_call_ns = 7, 1  # ran before the recording: no count, not 7
+    b.produced, b.probe.first_call_ns = 7, 1  # ran before the recording: no count, not 7
     log.add_call(b, 2, 3)
     c.produced = 1
     log.add_call(c, 3, 4)  # a third stage: the bounded memory of counts starts over

@@ -15,7 +15,7 @@ figure.
 Timing is sampled where it would cost: two clock reads per call nearly doubled the time of a cheap
 unbatched pipeline. The consumer (``headrace.Iterator``) switches the stages its calls drive between
 timed and untimed calls (:func:`set_timed`): every call while calls are slow or recorded, else one
-call after each random gap, counted for the gap (``inclusive_ns`` is then an unbiased estimate). A
+call after each random gap, counted for the gap (``probe.inclusive_ns`` is then an unbiased estimate). A
 stage and its inputs are switched together, so they are timed in the same calls and self times (a
 difference of two totals) stay consistent; sampling each stage on its own was tried and made that
 difference wrong by more than the stage's time on short runs.
@@ -77,6 +77,43 @@ class StageCounters(TypedDict, total=False):
 COUNTER_KEYS = frozenset(StageCounters.__annotations__)
 
 
+class Probe:
+    """What the profiler measures of one stage, in one object (``NodeIterator.probe``): the timing
+    template's books and switches, sampled element sizes, and the trace's link to the stage's last
+    logged call. Nothing else of the profiler lives on a stage.
+
+    ``inclusive_ns``: wall time of the stage's calls (each counting ``weight`` times while the
+    consumer samples, see :func:`set_timed`); ``timing``: a call is being timed (held up between
+    calls: untimed); ``first_call_ns`` / ``first_call_produced``: the first call's exclusive time and
+    the elements it made (one-time costs); ``sample_bytes``: the next timed call measures an output
+    element (``bytes_out_sum`` / ``bytes_out_samples``); ``last_slice``: the number of the stage's last
+    call logged while recording (``CallLog.add_call``), where a producer thread finds it.
+    """
+
+    __slots__ = (
+        "inclusive_ns",
+        "first_call_ns",
+        "first_call_produced",
+        "timing",
+        "weight",
+        "sample_bytes",
+        "bytes_out_sum",
+        "bytes_out_samples",
+        "last_slice",
+    )
+
+    def __init__(self) -> None:
+        self.inclusive_ns = 0
+        self.first_call_ns: float = 0
+        self.first_call_produced = 0
+        self.timing = False
+        self.weight = 1
+        self.sample_bytes = False
+        self.bytes_out_sum = 0.0
+        self.bytes_out_samples = 0
+        self.last_slice: int | None = None
+
+
 _M = TypeVar("_M", bound=Callable[..., Any])
 
 CALL, CHUNK = "call", "chunk"
@@ -116,11 +153,11 @@ class CallLog(deque):
 
     def add_call(self, iterator: Any, start: int, end: int) -> None:
         """Log a call of ``iterator`` (the timing template calls this while recording); its number
-        goes to ``iterator.last_slice``, where a producer thread calling it finds it."""
+        goes to ``iterator.probe.last_slice``, where a producer thread calling it finds it."""
         key, produced, seen = id(iterator), iterator.produced, self.produced
         # A first call ever counts from 0 (also when a dead iterator's id was reused); a stage not
         # seen yet that ran before this recording gets no count.
-        before = seen.get(key) if iterator.first_call_ns else 0
+        before = seen.get(key) if iterator.probe.first_call_ns else 0
         if key not in seen and len(seen) >= self.limit:
             seen.clear()
         seen[key] = produced
@@ -136,7 +173,7 @@ class CallLog(deque):
             delivered = (number,) if at >= start else _NONE
         else:
             delivered = tuple([number for at, number in handed if at >= start])
-        number = iterator.last_slice = _next_number()
+        number = iterator.probe.last_slice = _next_number()
         self.append((key, (self.pid, _get_ident()), start, end, elements, CALL, number, delivered))
 
     def add_chunk(self, key: int, pid: int, thread: int, start: int, end: int, elements: int) -> int:
@@ -167,68 +204,70 @@ _NONE: tuple[int, ...] = ()
 
 
 def timed(method: _M) -> _M:
-    """Wrap an iterator method so the wall time of its calls is added to ``self.inclusive_ns``.
+    """Wrap an iterator method so the wall time of its calls is added to ``self.probe.inclusive_ns``.
 
     A call nested in another timed call of the same stage (``__next__`` calling ``next_chunk``) is
-    not counted twice. The first call's exclusive time is kept in ``self.first_call_ns``. A call
-    counts ``self.weight`` times: the untimed calls it stands for (see :func:`set_timed`).
+    not counted twice. The first call's exclusive time is kept in ``probe.first_call_ns``. A call
+    counts ``probe.weight`` times: the untimed calls it stands for (see :func:`set_timed`).
     """
     if getattr(method, "_headrace_timed", False):
         return method
     process = PROCESS  # a closure variable: one lookup less per call than the module's name
 
-    def rare(self: Any, start: int, end: int) -> None:
+    def rare(self: Any, probe: Probe, start: int, end: int) -> None:
         """What only some calls do: log the slice, keep the first call's time."""
         log = PROCESS.recorder
         if log is not None:
             log.add_call(self, start, end)
-        if not self.first_call_ns:
-            if self.weight != 1:
+        if not probe.first_call_ns:
+            if probe.weight != 1:
                 # First called inside a sampled call (a stage that starts late, e.g. concatenate's
                 # second input): a one-time cost stands for itself, not for the gap before it.
-                self.inclusive_ns -= (end - start) * (self.weight - 1)
-            self.first_call_ns = max(1, exclusive_ns(self))
-            self.first_call_produced = self.produced
+                probe.inclusive_ns -= (end - start) * (probe.weight - 1)
+            probe.first_call_ns = max(1, exclusive_ns(self))
+            probe.first_call_produced = self.produced
 
     # Two shapes, so the per-element path packs no argument tuple (this runs on every call).
     if method.__name__ == "__next__":
 
         @functools.wraps(method)
         def wrapper(self: Any) -> Any:
-            if self.timing:
+            probe = self.probe
+            if probe.timing:
                 return method(self)
-            self.timing = True
+            probe.timing = True
             start = perf_ns()  # looked up at each call (not bound here): tests swap the clock
             try:
                 out = method(self)
             finally:
                 end = perf_ns()
-                self.inclusive_ns += (end - start) * self.weight
-                self.timing = False
-                if process.recorder is not None or not self.first_call_ns:
-                    rare(self, start, end)
-            if self.sample_bytes:
-                note_size(self, out)
+                probe.inclusive_ns += (end - start) * probe.weight
+                probe.timing = False
+                if process.recorder is not None or not probe.first_call_ns:
+                    rare(self, probe, start, end)
+            if probe.sample_bytes:
+                note_size(probe, out)
             return out
 
     else:
 
         @functools.wraps(method)
         def wrapper(self: Any, *args: Any) -> Any:
-            if self.timing:
+            probe = self.probe
+            if probe.timing:
                 return method(self, *args)
-            self.timing = True
+            probe.timing = True
             start = perf_ns()
             try:
                 out = method(self, *args)
             finally:
                 end = perf_ns()
-                self.inclusive_ns += (end - start) * self.weight
-                self.timing = False
-                if process.recorder is not None or not self.first_call_ns:
-                    rare(self, start, end)
-            if self.sample_bytes and out:
-                note_size(self, out[0])
+                probe.inclusive_ns += (end - start) * probe.weight
+                probe.timing = False
+                if process.recorder is not None or not probe.first_call_ns:
+                    rare(self, probe, start, end)
+            if probe.sample_bytes and out:
+                note_size(probe, out[0])
             return out
 
     wrapper._headrace_timed = True  # type: ignore[attr-defined]
@@ -263,20 +302,21 @@ def set_timed(stages: list, on: bool, weight: int = 1) -> None:
     stands for the untimed calls before it: an unbiased estimate of the total, with a stage and its
     inputs timed in the same calls so self times stay consistent), or to untimed calls.
 
-    Untimed is the wrapper's nested-call flag (``timing``) held up between calls: the wrapper then
+    Untimed is the wrapper's nested-call flag (``probe.timing``) held up between calls: the wrapper then
     passes straight through, one attribute check. (Swapping each stage's class for an unwrapped twin
     was tried: changing an object's class defeats CPython's specialised attribute access, and the
     untimed calls came out slower than timed ones.)"""
     for it in stages:
+        probe = it.probe
         if on:
-            it.timing = False
-            it.weight = weight
-        elif it.first_call_ns:
-            it.timing = True
+            probe.timing = False
+            probe.weight = weight
+        elif probe.first_call_ns:
+            probe.timing = True
         else:
             # Not called yet (concatenate's second input): its first call, often a one-time cost
             # such as opening a file, is timed whenever it comes, and counted once.
-            it.weight = 1
+            probe.weight = 1
 
 
 def exclusive_ns(iterator: Any) -> float:
@@ -286,8 +326,8 @@ def exclusive_ns(iterator: Any) -> float:
     with workers call their inputs elsewhere and report ``busy_seconds`` from the
     workers instead.
     """
-    nested = sum(child.inclusive_ns for child in iterator.inputs)
-    return max(0.0, iterator.inclusive_ns - nested)
+    nested = sum(child.probe.inclusive_ns for child in iterator.inputs)
+    return max(0.0, iterator.probe.inclusive_ns - nested)
 
 
 def busy_seconds(counters: StageCounters) -> float:
@@ -310,23 +350,24 @@ def element_nbytes(element: Any) -> int:
     )
 
 
-def note_size(iterator: Any, element: Any) -> None:
+def note_size(probe: Probe, element: Any) -> None:
     """Add the size of one output element to the stage's mean (asked for by the consumer now and
-    then through ``sample_bytes``, so sizes cost nothing per element)."""
-    iterator.sample_bytes = False
+    then through ``probe.sample_bytes``, so sizes cost nothing per element)."""
+    probe.sample_bytes = False
     measured, size = attempt(element_nbytes, element)
     if not measured:  # an element the estimate cannot read must not stop iteration
         return
-    iterator.bytes_out_sum += size
-    iterator.bytes_out_samples += 1
+    probe.bytes_out_sum += size
+    probe.bytes_out_samples += 1
 
 
 def element_sizes(iterator: Any) -> StageCounters:
     """Mean sizes of a stage's output elements and of its inputs' (when measured)."""
     out: StageCounters = {}
-    if iterator.bytes_out_samples:
-        out["bytes_out_per_element"] = iterator.bytes_out_sum / iterator.bytes_out_samples
-    measured = [child for child in iterator.inputs if child.bytes_out_samples]
+    probe = iterator.probe
+    if probe.bytes_out_samples:
+        out["bytes_out_per_element"] = probe.bytes_out_sum / probe.bytes_out_samples
+    measured = [child.probe for child in iterator.inputs if child.probe.bytes_out_samples]
     if measured:
         out["bytes_in_per_element"] = sum(c.bytes_out_sum / c.bytes_out_samples for c in measured) / len(
             measured

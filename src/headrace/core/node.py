@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from .counters import element_sizes, exclusive_ns, timed
+from .counters import Probe, element_sizes, exclusive_ns, timed
 from .counters import perf_ns as perf_ns  # the stage clock, re-exported: runtime/ imports it from here
 from .errors import InvalidArgumentError, UserStopIteration, add_note, attempt, attempt_all, on_failure
 from .naming import without_locations
@@ -589,19 +589,6 @@ class NodeIterator(Generic[NodeT]):
     state_fields: ClassVar[tuple[Field, ...]] = ()
     #: name of the keys a subclass stores in its state, checked on restore.
     state_keys: ClassVar[tuple[str, ...]] = ()
-    #: the timing template (core/counters.py) books each stage's exclusive time here.
-    inclusive_ns: int = 0
-    first_call_ns: float = 0
-    first_call_produced: int = 0
-    timing: bool = False
-    #: how many calls a timed call stands for while the consumer samples (core/counters.py)
-    weight: int = 1
-    #: set by the consumer now and then: the next timed call measures the size of its output
-    sample_bytes: bool = False
-    bytes_out_sum: float = 0.0
-    bytes_out_samples: int = 0
-    #: while recording a trace: the number of the stage's last logged call (``core.counters.CallLog``)
-    last_slice: int | None = None
     #: the stage calls its inputs from a thread of its own (prefetch): the consumer's sampled timing
     #: (``core.counters.sampled_stages``) stops there and times every call below it.
     inputs_on_other_threads: ClassVar[bool] = False
@@ -623,6 +610,9 @@ class NodeIterator(Generic[NodeT]):
         self.node: NodeT = node
         self.inputs = list(inputs)
         self.produced = 0
+        #: what the profiler measures of this stage (the timing template's books, element sizes, the
+        #: trace's link): one object, ``core.counters.Probe``
+        self.probe = Probe()
         self.closed = False
         #: What the stage owes its consumer, in element order, served before anything new: entries
         #: ``(position, kind, value)`` of kind OUTPUT (computed, not yet returned), INPUT (taken from
@@ -796,10 +786,10 @@ class NodeIterator(Generic[NodeT]):
             "name": self.name,
             "op": self.node.op,
             "produced": self.produced,
-            "inclusive_seconds": self.inclusive_ns / 1e9,
+            "inclusive_seconds": self.probe.inclusive_ns / 1e9,
             "exclusive_seconds": exclusive_ns(self) / 1e9,
-            "first_call_seconds": self.first_call_ns / 1e9,
-            "first_call_produced": self.first_call_produced,
+            "first_call_seconds": self.probe.first_call_ns / 1e9,
+            "first_call_produced": self.probe.first_call_produced,
             "calls_user_function": self.node.calls_user_function,
             "reorders": self.node.reorders,
             "reads_input": self.node.reads_input or not self.inputs,

@@ -44,6 +44,7 @@ import threading
 from time import thread_time_ns
 from typing import Any, cast
 
+from ..core.counters import Probe
 from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
 from ..core.process import PROCESS
 from ..runtime.choose import Choice, run_delay_ns
@@ -162,13 +163,13 @@ class AroundReads:
 
 
 class TimedReads(AroundReads):
-    """A reader's sub-iterator, its reads timed into a :class:`ReadTally`. ``last_slice`` is the
+    """A reader's sub-iterator, its reads timed into a :class:`ReadTally`. ``probe.last_slice`` is the
     number of its last read logged while recording: the slot's producer links the element to it."""
 
     def __init__(self, inner: NodeIterator, tally: ReadTally):
         super().__init__(inner)
         self.tally = tally
-        self.last_slice: int | None = None
+        self.probe = Probe()  # its own: the producer links elements to its reads (probe.last_slice)
 
     def begin(self) -> tuple[int, int]:
         return perf_ns(), thread_time_ns()
@@ -176,7 +177,7 @@ class TimedReads(AroundReads):
     def end(self, token: tuple[int, int], elements: int) -> None:
         number = self.tally.add(token[0], perf_ns(), thread_time_ns() - token[1], elements)
         if number is not None:
-            self.last_slice = number
+            self.probe.last_slice = number
 
 
 class GatedReads(AroundReads):

@@ -506,8 +506,10 @@ class ParallelMapIterator(NodeIterator):
         """Keep threads without trying inline when they cost the consumer well under what an element
         costs to compute: inline pays at least that per element, in the consumer's thread."""
         executor = self.executor
-        computed, cpu_ns = getattr(executor, "computed", 0), getattr(executor, "computed_cpu_ns", 0)
-        if self.kind != "thread" or computed < TRIAL_ELEMENTS:
+        if self.kind != "thread" or not isinstance(executor, ThreadExecutor):
+            return False
+        computed, cpu_ns = executor.computed, executor.computed_cpu_ns
+        if computed < TRIAL_ELEMENTS:
             return False
         # What inline would pay per element: the workers' CPU per element, or a call alone as the probe
         # measured it when less. Threads on busy cores take more CPU per call (the JPEG function took
@@ -693,7 +695,7 @@ class ParallelMapIterator(NodeIterator):
             executor_reason=self.kind_reason,
             gil_held_fraction=self.gil_fraction,
             gil_range=self.gil_range,
-            run_delay_seconds=getattr(executor, "delay_seconds", lambda: None)(),
+            run_delay_seconds=executor.delay_seconds() if executor is not None else None,
             parallelism=self.active,
             pool_size=self.workers,
             deterministic=self.deterministic,

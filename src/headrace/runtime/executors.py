@@ -51,6 +51,11 @@ class Executor(Protocol):
         """The worker processes' ids (none for threads or inline)."""
         ...
 
+    def delay_seconds(self) -> float | None:
+        """Time the workers sat runnable waiting for a core another program had (thread workers on
+        Linux); None where it is not measured."""
+        ...
+
     def counters(self) -> dict[str, Any]:
         """What this kind of executor adds to the stage's counters."""
         ...

@@ -61,6 +61,9 @@ class InlineExecutor:
     def cpu_seconds(self) -> float:
         return self.cpu_ns / 1e9
 
+    def delay_seconds(self) -> float | None:
+        return None  # measured for thread workers only
+
     def pids(self) -> list[int]:
         return []
 

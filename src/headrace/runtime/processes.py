@@ -181,6 +181,9 @@ class ProcessExecutor:
         for index, worker in enumerate(self.processes):
             self._selector.register(worker.conn.fileno(), selectors.EVENT_READ, index)
 
+    def delay_seconds(self) -> float | None:
+        return None  # measured for thread workers only
+
     def pids(self) -> list[int]:
         return [worker.pid for worker in self.processes]
 

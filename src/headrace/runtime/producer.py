@@ -11,7 +11,7 @@ at or after the last item handed out, plus the values before it), or else (after
 source's current state plus every buffered value.
 
 While ``headrace.profile.record_calls`` records, each buffered item keeps the number of the slice
-that made it (the source's ``last_slice``: its call, or a parallel interleave's read), and ``get``
+that made it (the source's ``probe.last_slice``: its call, or a parallel interleave's read), and ``get``
 reports handing it on for the stage ``owner`` (``CallLog.deliver``), so the trace's arrow lands on
 the call that really took it.
 
@@ -106,7 +106,7 @@ class Producer:
             try:
                 source = self.source
                 log = PROCESS.recorder  # one check per pull unless recording
-                before = None if log is None else source.last_slice
+                before = None if log is None else source.probe.last_slice
                 start = perf_ns()
                 try:
                     value = next(self.source)
@@ -117,7 +117,7 @@ class Producer:
                 self.input_wait_ns += perf_ns() - start
                 if log is not None and PROCESS.recorder is log:
                     # Unchanged: this pull's call was not logged (nothing to link the item to).
-                    latest = source.last_slice
+                    latest = source.probe.last_slice
                     origin = None if latest == before else latest
                 if not self.stopping:
                     snapshot = self.ledger.policy.take(self.source.get_state)
