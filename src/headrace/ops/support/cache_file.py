@@ -38,6 +38,7 @@ import os
 import re
 import struct
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import numpy as np
@@ -529,7 +530,7 @@ class CacheFileReader:
             raise self._error(offset + _BLOCK.size, f"block {index} has a malformed spec ({exc})") from None
         return decoders, assemble, sizes
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for index in range(len(self.blocks)):
             yield from self.read_block(index)
 
@@ -564,7 +565,7 @@ def _check(size: int, expected: int, what: str) -> None:
         raise ValueError(f"{what} section holds {size} bytes, the spec implies {expected}")
 
 
-def _shapes_section(buffer, start: int, size: int, count: int, ndim: int) -> np.ndarray:
+def _shapes_section(buffer: Any, start: int, size: int, count: int, ndim: int) -> np.ndarray:
     _check(size, count * ndim * 8, "shapes")
     shapes = np.frombuffer(buffer, "<i8", count * ndim, start).reshape(count, ndim)
     if shapes.size and (shapes.min() < 0 or shapes.max() >= 2**40):
@@ -573,7 +574,7 @@ def _shapes_section(buffer, start: int, size: int, count: int, ndim: int) -> np.
 
 
 def _split(
-    buffer, lengths_at: int, lengths_size: int, data_at: int, data_size: int, width: str, items: int
+    buffer: Any, lengths_at: int, lengths_size: int, data_at: int, data_size: int, width: str, items: int
 ) -> list:
     _check(lengths_size, items * np.dtype(width).itemsize, "lengths")
     lengths = np.frombuffer(buffer, width, items, lengths_at).astype(np.int64)
@@ -597,14 +598,14 @@ def _leaf_decoder(leaf: Any) -> tuple:
             shape = _shape(leaf["shape"], ndim)
             per = int(np.prod(shape, dtype=np.int64))
 
-            def fixed(buffer, at, sizes, count):
+            def fixed(buffer: Any, at: Any, sizes: Any, count: int) -> Any:
                 _check(sizes[0], count * per * dtype.itemsize, "array")
                 array = np.frombuffer(buffer, dtype, count * per, at[0]).reshape((count, *shape))
                 return [array[i, ...] for i in range(count)] if not shape else list(array)
 
             return fixed, 1
 
-        def ragged(buffer, at, sizes, count):
+        def ragged(buffer: Any, at: Any, sizes: Any, count: int) -> Any:
             shapes = _shapes_section(buffer, at[0], sizes[0], count, ndim)
             counts = shapes.prod(axis=1) if ndim else np.ones(count, np.int64)
             ends = np.cumsum(counts)
@@ -622,7 +623,7 @@ def _leaf_decoder(leaf: Any) -> tuple:
             _safe_dtype(leaf["dt"]) if code == "g" else np.dtype({"i": "<i8", "f": "<f8", "?": "|u1"}[code])
         )
 
-        def scalars(buffer, at, sizes, count):
+        def scalars(buffer: Any, at: Any, sizes: Any, count: int) -> Any:
             _check(sizes[0], count * dtype.itemsize, "scalar")
             values = np.frombuffer(buffer, dtype, count, at[0])
             if code == "g":
@@ -635,7 +636,7 @@ def _leaf_decoder(leaf: Any) -> tuple:
         if width not in ("<u4", "<u8"):
             raise ValueError(f"bad length width {width!r}")
 
-        def strings(buffer, at, sizes, count):
+        def strings(buffer: Any, at: Any, sizes: Any, count: int) -> Any:
             values = _split(buffer, at[0], sizes[0], at[1], sizes[1], width, count)
             return values if code == "b" else [v.decode("utf-8", "surrogatepass") for v in values]
 
@@ -646,7 +647,7 @@ def _leaf_decoder(leaf: Any) -> tuple:
             raise ValueError("bad object-array leaf")
         object_shape = None if leaf["shape"] is None else _shape(leaf["shape"], ndim)
 
-        def objects(buffer, at, sizes, count):
+        def objects(buffer: Any, at: Any, sizes: Any, count: int) -> Any:
             if object_shape is None:
                 shapes = [tuple(s) for s in _shapes_section(buffer, at[0], sizes[0], count, ndim).tolist()]
                 at, sizes = at[1:], sizes[1:]
@@ -670,7 +671,7 @@ def _leaf_decoder(leaf: Any) -> tuple:
     raise ValueError(f"unknown leaf kind {str(code)[:20]!r}")
 
 
-def _assembler(tree: Any, leaves: int, used: set[int], depth: int):
+def _assembler(tree: Any, leaves: int, used: set[int], depth: int) -> Callable[..., Any]:
     """A function (columns, count) -> records for a spec's structure tree."""
     if depth > _MAX_DEPTH:
         raise ValueError("the structure is nested too deeply")
