@@ -196,23 +196,6 @@ def test_truncated_gzip_is_not_silent(golden_dir):
     assert len(got) == 57
 
 
-def test_pending_error_in_round_robin_keeps_earlier_records(golden_dir):
-    ds = hr.TFRecordDataset(
-        [golden("corrupt_data_crc.tfrecord"), golden("examples.tfrecord")], num_parallel_reads=2
-    )
-    it = iter(ds)
-    first = it.root.next_chunk(100)
-    assert len(first) == 74  # 37 from each file, then the damaged record ends the chunk
-    state = it.get_state()
-    with pytest.raises(RecordError, match="record 37"):
-        it.root.next_chunk(100)
-    restored = iter(ds)
-    restored.set_state(state)
-    with pytest.raises(RecordError, match="record 37"):  # the pending error survives a checkpoint
-        next(restored)
-    assert len(list(restored)) == 239 - 74
-
-
 def test_index_gives_cardinality_and_seeking_skip(files, monkeypatch):
     for path in files:
         build_index(path)

@@ -144,6 +144,7 @@ def test_on_corrupt_with_parallel_reads(golden_dir, mode, policy, caplog):
 
 
 def test_damage_names_the_file_and_loses_nothing_before_it(golden_dir, mode):
+    # The held error keeps its place after the records before it, through a checkpoint (both modes).
     ds = hr.TFRecordDataset(
         [golden("corrupt_data_crc.tfrecord"), golden("examples.tfrecord")], num_parallel_reads=2
     )
