@@ -216,7 +216,7 @@ def timed(method: _M) -> _M:
 
     def rare(self: Any, probe: Probe, start: int, end: int) -> None:
         """What only some calls do: log the slice, keep the first call's time."""
-        log = PROCESS.recorder
+        log = process.recorder
         if log is not None:
             log.add_call(self, start, end)
         if not probe.first_call_ns:

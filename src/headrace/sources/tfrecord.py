@@ -41,9 +41,9 @@ from ..io.storage.fs import as_path, check_storage_options, exists, is_url
 from ..io.storage.publish import check_shard_files
 from .tfrecord_files import (
     FileReading,
+    FileSlot,
     RateLimitedLog,
-    _short,
-    _Slot,
+    file_name,
     load_error,
     next_path,
     save_error,
@@ -156,9 +156,11 @@ class TFRecordNode(Node):
         elif not self.filenames:
             parts = ["no files"]
         elif len(self.filenames) == 1:
-            parts = [repr(_short(self.filenames[0]))]
+            parts = [repr(file_name(self.filenames[0]))]
         else:  # names without their folder: a stage name must stay readable in a report
-            parts = [f"{len(self.filenames)} files {_short(self.filenames[0])}..{_short(self.filenames[-1])}"]
+            parts = [
+                f"{len(self.filenames)} files {file_name(self.filenames[0])}..{file_name(self.filenames[-1])}"
+            ]
         if self.compression:
             parts.append(f"compression_type={self.compression!r}")
         if self.num_parallel_reads is not None:
@@ -250,18 +252,17 @@ class TFRecordIterator(FileReading, NodeIterator[TFRecordNode]):
 
     def __init__(self, node: TFRecordNode, names: NodeIterator | None):
         super().__init__(node, *([names] if names is not None else []))
-        self.settings = node
         self.names = names
         self.log = RateLimitedLog()
         self._start()
 
     def _start(self) -> None:
-        self.slot: _Slot | None = None
+        self.slot: FileSlot | None = None
         self.next_file = 0  # files taken from the input so far
         self.end_of_input = False
         # owed: a RecordError restored from a state saved while it was pending, raised at the next call
 
-    def _open_next(self) -> _Slot | None:
+    def _open_next(self) -> FileSlot | None:
         if self.end_of_input:
             return None
         path = next_path(self.names, self.node.filenames, self.next_file)
@@ -269,10 +270,10 @@ class TFRecordIterator(FileReading, NodeIterator[TFRecordNode]):
             self.end_of_input = True
             return None
         self.next_file += 1
-        self.slot = _Slot(path, self.next_file - 1)
+        self.slot = FileSlot(path, self.next_file - 1)
         return self.slot
 
-    def _index(self, slot: _Slot) -> RecordIndex | None:
+    def _index(self, slot: FileSlot) -> RecordIndex | None:
         indexes = self.node.indexes
         return None if indexes is None else indexes[slot.file]
 
@@ -388,7 +389,7 @@ class TFRecordIterator(FileReading, NodeIterator[TFRecordNode]):
                     "does not have there; restore into a pipeline over the same files"
                 )
             offset = saved_offset(fields, record, "slots[0].path", path, node.compression)
-            slot = _Slot(path, file, offset, record.int("record"))
+            slot = FileSlot(path, file, offset, record.int("record"))
         error = load_error(fields, bool(node.compression))
         self._close_slot()
         if self.names is not None and names is not None:  # names is a dict when self.names is set

@@ -49,11 +49,11 @@ class RateLimitedLog:
             return self.count - self.suppressed
 
 
-def _short(path: str) -> str:
+def file_name(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
-class _Slot:
+class FileSlot:
     """One open file; the reader is opened on first use (after a restore, lazily)."""
 
     __slots__ = ("path", "file", "offset", "record", "reader")
@@ -106,33 +106,33 @@ def saved_offset(fields: Any, slot: Any, field: str, path: str, compression: str
 class FileReading:
     """Reading one open file's records with the ``on_corrupt`` policy applied, counting what was read
     and skipped: shared by the serial iterator and each file of a parallel read
-    (:mod:`.tfrecord_parallel`). ``settings`` holds compression, buffer_size, storage_options and
-    on_corrupt; ``log`` warns (rate-limited, shared by the files of one iteration)."""
+    (:mod:`.tfrecord_parallel`). Its ``node`` holds compression, buffer_size, storage_options and
+    on_corrupt (the TFRecord node, or one file's); ``log`` warns (rate-limited, shared by the files of one iteration)."""
 
-    settings: Any
+    node: Any
     log: RateLimitedLog
     records_read = bytes_read = records_skipped = files_skipped = damage_found = 0
 
     def counts(self) -> dict[str, int]:
         return {key: getattr(self, key) for key in READ_COUNTS}
 
-    def _reader(self, slot: _Slot) -> RecordReader:
+    def _reader(self, slot: FileSlot) -> RecordReader:
         if slot.reader is None:
-            settings = self.settings
+            node = self.node
             slot.reader = RecordReader(
                 slot.path,
-                settings.compression,
-                settings.buffer_size,
+                node.compression,
+                node.buffer_size,
                 offset=slot.offset,
                 record=slot.record,
-                storage_options=settings.storage_options,
+                storage_options=node.storage_options,
             )
         return slot.reader
 
-    def _on_damage(self, error: RecordError, slot: _Slot) -> None:
+    def _on_damage(self, error: RecordError, slot: FileSlot) -> None:
         """Apply ``on_corrupt``: re-raise, or skip (StopIteration means: the rest of this file)."""
         self.damage_found += 1
-        policy = self.settings.on_corrupt
+        policy = self.node.on_corrupt
         if policy == "raise":
             raise error
         where = f"{error.path}: {error.kind} at record {error.record}, offset {error.offset}"
@@ -148,7 +148,7 @@ class FileReading:
             skipped = self._reader(slot).resync()
             if skipped is not None:
                 found = f"reading resumes {skipped} bytes later"
-            elif self.settings.compression:  # see RecordReader.resync: a scan could repeat earlier records
+            elif self.node.compression:  # see RecordReader.resync: a scan could repeat earlier records
                 found = (
                     "the rest of this compressed file is skipped (its records cannot be located safely): "
                     + self._reader(slot).lost
@@ -160,7 +160,7 @@ class FileReading:
         self.log.warning(f"skipping a damaged record: {where}; nothing after it can be read")
         raise StopIteration
 
-    def _read(self, slot: _Slot, n: int) -> list[bytes]:
+    def _read(self, slot: FileSlot, n: int) -> list[bytes]:
         """Up to ``n`` records of ``slot``'s file; StopIteration at its end (or a skipped rest)."""
         reader = self._reader(slot)
         while True:

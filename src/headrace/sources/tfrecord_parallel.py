@@ -41,12 +41,13 @@ from ..core.state import (
 )
 from ..ops.interleave import InterleaveIterator, split_slot_state
 from ..ops.interleave_node import InterleaveNode
+from ..ops.interleave_parallel import ParallelInterleaveIterator
 from .tfrecord_files import (
     READ_COUNTS,
     FileReading,
+    FileSlot,
     RateLimitedLog,
-    _short,
-    _Slot,
+    file_name,
     load_error,
     next_path,
     save_error,
@@ -186,7 +187,7 @@ class RecordFileNode(Node):
         self.on_corrupt, self.storage_options = source.on_corrupt, source.storage_options
 
     def describe_args(self) -> str:
-        return repr(_short(self.path))
+        return repr(file_name(self.path))
 
     def compute_element_spec(self) -> TensorSpec:
         return TensorSpec((), string)
@@ -218,9 +219,8 @@ class RecordFileIterator(FileReading, NodeIterator[RecordFileNode]):
 
     def __init__(self, node: RecordFileNode):
         super().__init__(node)
-        self.settings = node
         self.log = node.tally.log
-        self.slot = _Slot(node.path, node.file)
+        self.slot = FileSlot(node.path, node.file)
         self.restoring = [0, 0]  # offset and record while a state is restored
         node.tally.opened(self)
 
@@ -239,11 +239,11 @@ class RecordFileIterator(FileReading, NodeIterator[RecordFileNode]):
 
     def reset(self) -> None:
         self.slot.close()
-        self.slot = _Slot(self.node.path, self.node.file)
+        self.slot = FileSlot(self.node.path, self.node.file)
 
     def restored(self) -> None:
         self.slot.close()
-        self.slot = _Slot(self.node.path, self.node.file, *self.restoring)
+        self.slot = FileSlot(self.node.path, self.node.file, *self.restoring)
 
     def close(self) -> None:
         self.slot.close()
@@ -309,8 +309,8 @@ class ParallelTFRecordIterator(NodeIterator["TFRecordNode"]):
         self.tally = FileTally()
         self.cycle = cast(InterleaveIterator, _cycle_node(node, self.tally).iterator(ctx))
         self.cycle.whole_rounds = True  # files say how many records they have framed (ready_elements)
-        if hasattr(self.cycle, "capacity"):  # a reader thread per file: fewer hand-offs per record
-            self.cycle.capacity = READ_AHEAD
+        if isinstance(self.cycle, ParallelInterleaveIterator):  # not when probing the element spec
+            self.cycle.capacity = READ_AHEAD  # a reader thread per file: fewer hand-offs per record
         self.files = cast(FileListIterator, self.cycle.parent)
         names = self.files.names
         super().__init__(node, *([names] if names is not None else []))
