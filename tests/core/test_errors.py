@@ -9,7 +9,7 @@ import headrace as hr
 from headrace.core.closures import CapturedValueChanged
 from headrace.core.errors import user_stacklevel
 from headrace.core.process import PROCESS
-from headrace.ops import map_parallel as parallel_map
+from headrace.ops import map_executor as parallel_map
 from headrace.ops.cache import CacheWarning
 
 

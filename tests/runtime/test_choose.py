@@ -335,7 +335,7 @@ def test_processes_slower_than_inline_give_way_to_inline(monkeypatch):
     # (A ~1 us function with small results was tried first: chunked transport made processes cost the
     # consumer 1.6 us an element against inline's 2.2 us on a busy machine, and they were rightly kept.)
     monkeypatch.setattr(choose, "probe", _told_processes)
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_SECONDS", 0.0)
     ds = hr.Dataset.range(3_000).map(_big, num_parallel_calls=2).batch(10)
     it = iter(ds)
     got = [int(row[0]) for batch in it for row in batch]
@@ -356,7 +356,7 @@ def test_a_pipeline_built_again_starts_from_the_trials_verdict(monkeypatch):
     # verdict the first one tried: no probe and no trial again, each element computed once; a changed
     # captured value or another num_parallel_calls is another stage and measures again.
     monkeypatch.setattr(choose, "probe", _told_processes)
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_SECONDS", 0.0)
 
     def build(scale: int = 1, calls: int = 2) -> hr.Dataset:
         return hr.Dataset.range(3_000).map(lambda x: _big(x * scale), num_parallel_calls=calls)
@@ -396,7 +396,7 @@ def test_a_run_that_ends_mid_trial_says_inline_is_being_tried(monkeypatch):
     # Between the switch to inline and the verdict the executor reads inline; the reason must say so
     # (it kept the probe's "processes" reason), and the verdict then replaces it.
     monkeypatch.setattr(choose, "probe", _told_processes)
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_SECONDS", 0.0)
     ds = hr.Dataset.range(3_000).map(_big, num_parallel_calls=2)
     it = iter(ds)
     seen, got = [], []
@@ -414,7 +414,7 @@ def test_a_run_that_ends_mid_trial_says_inline_is_being_tried(monkeypatch):
 
 def test_a_checkpoint_across_the_switch_resumes_exactly(monkeypatch):
     monkeypatch.setattr(choose, "probe", _told_processes)
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_SECONDS", 0.0)
     ds = hr.Dataset.range(1_000).map(_double_in_python, num_parallel_calls=2)
     it = iter(ds)
     head = [int(next(it)) for _ in range(400)]
@@ -477,8 +477,8 @@ def _told_threads(monkeypatch, **measured):
 
 
 def test_a_trial_keeps_threads_when_they_win(monkeypatch):
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.05)
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_ELEMENTS", 16)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_SECONDS", 0.05)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_ELEMENTS", 16)
 
     _told_threads(monkeypatch, wall_seconds=2e-3, gil_fraction=0.01)
     ds = hr.Dataset.range(200).map(_waits, num_parallel_calls=4)
@@ -493,9 +493,9 @@ def test_threads_that_clearly_win_are_kept_without_trying_inline(monkeypatch):
     # Threads costing the consumer under TRIAL_CLEAR_WIN of an element's CPU time (measured in the
     # workers) are kept at once: inline would pay at least that CPU per element. Here every run counts
     # as a clear win; the reason gives both figures, and no element runs inline.
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.0)
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_ELEMENTS", 16)
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_CLEAR_WIN", 1e9)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_SECONDS", 0.0)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_ELEMENTS", 16)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_CLEAR_WIN", 1e9)
 
     _told_threads(monkeypatch, wall_seconds=2e-3, gil_fraction=0.01)
     ds = hr.Dataset.range(300).map(_waits, num_parallel_calls=2)
@@ -511,7 +511,7 @@ def test_threads_that_clearly_win_are_kept_without_trying_inline(monkeypatch):
 def test_the_autotuner_copes_with_a_map_that_went_inline(monkeypatch):
     # The tuner may be trying more workers on a stage when its trial keeps inline (no knob any more).
     _told_threads(monkeypatch, wall_seconds=1e-5, gil_fraction=1.0)
-    monkeypatch.setattr("headrace.ops.map_parallel.TRIAL_SECONDS", 0.3)
+    monkeypatch.setattr("headrace.ops.map_executor.TRIAL_SECONDS", 0.3)
     ds = hr.Dataset.range(400_000).map(_cheap_python, num_parallel_calls=hr.AUTOTUNE).batch(64)
     it = iter(ds)
     assert sum(len(b) for b in it) == 400_000

@@ -16,6 +16,10 @@ computed outputs, whenever the snapshot was affordable; none when the chunk was 
 format is the serial map's, so a checkpoint moves freely between serial and parallel, threads and
 processes.
 
+Which executor runs the function, why, and the trial of that choice against inline live in
+:class:`~headrace.ops.map_executor.MapExecutor` (``self.ex``); this module is the ordered window
+around it: pulling, submitting, handing on in order, failures and checkpoints.
+
 While ``headrace.profile.record_calls`` records, the executor numbers each chunk it returns; the
 position of a chunk's first element keeps that number until the element is handed on, and the call
 handing it on reports it (``CallLog.deliver``): the trace's arrow from the chunk lands on that call,
@@ -26,14 +30,13 @@ from __future__ import annotations
 
 import functools
 import itertools
-import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable
 from time import thread_time_ns
 from typing import Any, cast
 
-from ..core.errors import WorkerError, user_stacklevel
+from ..core.errors import WorkerError
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.process import PROCESS
 from ..core.results import CONVERTED, tf_result, tf_results
@@ -42,40 +45,12 @@ from ..core.state import ERROR, INPUT, NO_INPUT, OUTPUT
 from ..runtime import choose
 from ..runtime.calls import apply
 from ..runtime.defaults import available_cpus, in_flight_window
-from ..runtime.executors import Executor
 from ..runtime.inline import InlineExecutor
-from ..runtime.pool import processes_unavailable
-from ..runtime.processes import ProcessExecutor, WorkerDied, describe_unavailable
+from ..runtime.processes import WorkerDied
 from ..runtime.snapshots import Ledger
-from ..runtime.threads import ThreadExecutor
+from .map_executor import MAX_AUTOTUNE_THREADS, MapExecutor
 
-# Threads an AUTOTUNE map may grow to. Threads waiting on I/O use no CPU, so an I/O-bound stage may
-# have many more than the cores; the tuner's model keeps CPU-bound stages at the cores.
-MAX_AUTOTUNE_THREADS = 128
-IO_LIKE = 4  # a call whose wall time is this many times its CPU time mostly waits (storage, network)
-IO_START_PER_CPU = 4  # threads per CPU an I/O-like AUTOTUNE map starts with
 WAIT_SLICE_SECONDS = 0.5  # a blocked consumer wakes this often to notice a close from elsewhere
-# A measured choice of threads or processes is tried against inline once running (see _trial_step):
-# each side runs for at least TRIAL_SECONDS of the consumer's time in this stage and TRIAL_ELEMENTS
-# elements; the workers stay only if they cost the consumer under TRIAL_KEEP of inline's time.
-TRIAL_SECONDS = 0.2
-TRIAL_ELEMENTS = 64
-TRIAL_KEEP = 0.9
-# Threads that cost the consumer under this share of the CPU time an element takes (measured in the
-# workers) beat inline by a margin no measurement noise explains: kept without the inline side, whose
-# elements would run at one worker's speed.
-TRIAL_CLEAR_WIN = 0.7
-_warned_daemonic: list[bool] = []  # the fallback to threads in a daemonic process warns once
-
-
-class _ExecutorHandle:
-    """Owns the executor; the iterator's finalizer holds this, never the iterator."""
-
-    executor: Executor | None = None
-
-    def shutdown(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown()
 
 
 class ParallelMapIterator(NodeIterator):
@@ -93,17 +68,12 @@ class ParallelMapIterator(NodeIterator):
         run: Run,
     ):
         super().__init__(node, parent)
-        self.run = run  # where the executor choice is kept (``core/run.py``)
         self.parent = parent
         self.fn = node.map_func
         self.seed = node.seed
-        self.workers = workers
         self.deterministic = deterministic
-        self.kind = executor
-        self.kind_reason = f"executor={executor!r} was given" if executor else "not chosen yet"
-        self.gil_fraction: float | None = None  # measured when executor=None (see runtime.choose)
-        self.gil_range: tuple[float, float] | None = None  # when the probe's pairs disagreed
-        self.solo_cpu_ns = 0  # CPU of one call alone (the probe's), 0 when not measured
+        # the executor: which, why, the probe's figures and the trial against inline
+        self.ex = MapExecutor(node, run, self.name, executor, workers, key=id(self))
         self.active = workers  # workers that may compute at once (the autotuner lowers it for cheap stages)
         self.iteration = iteration
         self.epoch = 0
@@ -125,115 +95,62 @@ class ParallelMapIterator(NodeIterator):
         self.failure: str | None = None
         self.input_wait_ns = 0
         self.output_wait_ns = 0
-        self.probe_busy_ns = 0  # the executor probe's calls: this stage's work too (see counters)
-        self.probe_cpu_ns = 0
-        self.first_task_ns = 0  # the probe's first call (compile, first use): a one-time cost
         self.in_call_ns = 0  # the consumer's time inside this stage's next / next_chunk
-        # The trial of workers against inline: [phase, start in_call_ns, start produced, workers' ns
-        # per element]; phase "warm" (first window), "workers", "inline"; None when decided.
-        self._trial: list | None = None
-        self._workers_kind = "thread"
         self._task_ids = itertools.count()
-        self._handle = _ExecutorHandle()
-        self._finalizer = weakref.finalize(self, self._handle.shutdown)
+        self._finalizer = weakref.finalize(self, self.ex.handle.shutdown)
 
     @property
-    def executor(self) -> Executor | None:
-        return self._handle.executor
+    def executor(self) -> Any:
+        return self.ex.executor
 
     @property
-    def _running(self) -> Executor:
-        executor = self._handle.executor
-        if executor is None:  # never: every caller started it
-            raise RuntimeError(f"{self.name}: its executor is not started")
-        return executor
+    def kind(self) -> str | None:
+        return self.ex.kind
 
     # --- starting -----------------------------------------------------------------------------
     def _start(self) -> None:
-        if self.kind is None:
+        if self.ex.kind is None:
             self._choose()
-        self._start_workers()
-
-    def _start_workers(self) -> None:
-        stage = self.name
-        if self.kind == "process":
-            why = processes_unavailable()
-            if why is not None:
-                # One warning per process: inside a DataLoader worker this is every iterator.
-                self.kind, self.kind_reason = "thread", describe_unavailable(stage, why)
-                if not _warned_daemonic and not PROCESS.inside_worker:
-                    _warned_daemonic.append(True)
-                    warnings.warn(self.kind_reason, RuntimeWarning, stacklevel=user_stacklevel())
-        if self.kind == "inline":
-            self._handle.executor = InlineExecutor(self.fn)
-        elif self.kind == "process":
-            try:
-                self._handle.executor = ProcessExecutor(self.fn, self.workers, stage, key=id(self))
-            except Exception as exc:
-                raise WorkerError(
-                    f"{stage}: map_func cannot be sent to process workers ({type(exc).__name__}: {exc}); "
-                    "make it picklable with cloudpickle or pass executor='thread'"
-                ) from exc
-        else:
-            self._handle.executor = ThreadExecutor(self.fn, self.workers, stage, key=id(self))
+        self.ex.start()
 
     def _choose(self) -> None:
         # Once per stage per pipeline: a later epoch or iter() reuses the first measurement, so a
         # busy moment can never flip the executor between epochs.
-        choice = self.run.choice(self.node)
-        if choice is None:  # a pipeline built again with the same stages: the verdict it reached
-            choice = PROCESS.verdicts.recall(self.node)
-            if choice is not None:
-                self.run.remember(self.node, choice)
-        if choice is None:
-            positions: list[int] = []
-            while self.workers > 1 and available_cpus() > 1 and len(positions) < choose.PROBE_ELEMENTS:
-                pulled = self._pull(choose.PROBE_ELEMENTS - len(positions))  # a chunk may be short
-                if not pulled:
+        choice = self.ex.recall()
+        if choice is not None:
+            self.ex.adopt(choice, measured=False)
+        else:
+            self.ex.adopt(self._probe(), measured=True)
+        self.active = max(self.active, self.ex.workers)  # an I/O-like AUTOTUNE map starts high
+
+    def _probe(self) -> choose.Choice:
+        """Measure the function on the first inputs (``runtime.choose.probe``); its outputs are kept."""
+        workers = self.ex.workers
+        positions: list[int] = []
+        while workers > 1 and available_cpus() > 1 and len(positions) < choose.PROBE_ELEMENTS:
+            pulled = self._pull(choose.PROBE_ELEMENTS - len(positions))  # a chunk may be short
+            if not pulled:
+                break
+            positions += pulled
+        calls = [functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in positions]
+        inputs = [self.records[p][1] for p in positions[:1]]
+
+        def more(count: int) -> list[Callable[[], Any]]:
+            # The pairs disagreed (a busy machine): the next elements measure more pairs.
+            pulled: list[int] = []
+            while len(pulled) < count:
+                chunk = self._pull(count - len(pulled))  # a chunk may be short
+                if not chunk:
                     break
-                positions += pulled
-            calls = [
-                functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in positions
-            ]
-            inputs = [self.records[p][1] for p in positions[:1]]
+                pulled += chunk
+            positions.extend(pulled)
+            return [functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in pulled]
 
-            def more(count: int) -> list[Callable[[], Any]]:
-                # The pairs disagreed (a busy machine): the next elements measure more pairs.
-                pulled: list[int] = []
-                while len(pulled) < count:
-                    chunk = self._pull(count - len(pulled))  # a chunk may be short
-                    if not chunk:
-                        break
-                    pulled += chunk
-                positions.extend(pulled)
-                return [
-                    functools.partial(apply, self.fn, self.records[p][1], self._rng_key(p)) for p in pulled
-                ]
-
-            choice, outcomes = choose.probe(self.fn, calls, self.workers, available_cpus(), inputs, more)
-            self.probe_busy_ns += int(choice.probe_busy_seconds * 1e9)
-            self.probe_cpu_ns += int(choice.probe_cpu_seconds * 1e9)
-            self.first_task_ns = int(choice.first_call_seconds * 1e9)
-            for position, (ok, value) in zip(positions, outcomes):
-                self._mark_ready(position, ok, value)
-            self.queued.extend(positions[len(outcomes) :])
-            if choice.final:  # else (a short first epoch, an error) the next iteration measures again
-                self.run.remember(self.node, choice)
-        self.kind, self.kind_reason, self.gil_fraction = choice.kind, choice.reason, choice.gil_fraction
-        self.solo_cpu_ns = int((choice.cpu_seconds or 0.0) * 1e9)  # a call alone, as the probe measured it
-        self.gil_range = choice.gil_range
-        if choice.kind in ("process", "thread") and choice.gil_fraction is not None and not choice.tried:
-            self._trial = ["warm", 0, 0, 0.0]
-        if (
-            self.node.num_parallel_calls == AUTOTUNE
-            and choice.kind == "thread"
-            and choice.cpu_seconds is not None
-            and choice.wall_seconds is not None
-            and choice.wall_seconds >= IO_LIKE * choice.cpu_seconds
-        ):
-            # Mostly waiting (I/O): start high, as tf.data does; the tuner then climbs from there.
-            start = min(MAX_AUTOTUNE_THREADS, IO_START_PER_CPU * available_cpus())
-            self.workers = self.active = max(self.workers, start)
+        choice, outcomes = choose.probe(self.fn, calls, workers, available_cpus(), inputs, more)
+        for position, (ok, value) in zip(positions, outcomes):
+            self._mark_ready(position, ok, value)
+        self.queued.extend(positions[len(outcomes) :])
+        return choice
 
     # --- pulling and submitting ---------------------------------------------------------------
     def _rng_key(self, position: int) -> tuple[int, int, int, int] | None:
@@ -264,7 +181,7 @@ class ParallelMapIterator(NodeIterator):
         task = next(self._task_ids)
         self.tasks[task] = position
         try:
-            self._running.submit(task, self.records[position][1], self._rng_key(position))
+            self.ex.running.submit(task, self.records[position][1], self._rng_key(position))
         except WorkerDied as died:
             self._fail(died)
         except Exception as exc:  # e.g. /dev/shm full: this element fails, clearly
@@ -278,14 +195,13 @@ class ParallelMapIterator(NodeIterator):
         return in_flight_window(self.active) * self._chunk_size()
 
     def _chunk_size(self) -> int:
-        executor = self._handle.executor
-        return 1 if executor is None else executor.chunk_size
+        return self.ex.chunk_size
 
     @property
     def task_limit(self) -> int:
         # A process pool cannot shrink: below its size, tasks in flight are the parallelism itself.
         # Otherwise a queued task per worker keeps every worker busy while the consumer is away.
-        if self.kind == "process" and self.active < self.workers:
+        if self.ex.kind == "process" and self.active < self.ex.workers:
             return self.active * self._chunk_size()
         return self.window
 
@@ -293,7 +209,7 @@ class ParallelMapIterator(NodeIterator):
         limit = self.task_limit
         while self.queued and len(self.tasks) < limit:
             self._submit(self.queued.popleft())
-        if self.kind == "inline":
+        if self.ex.kind == "inline":
             return  # nothing to keep busy: once what is owed is handed on, the fast path takes chunks
         window = self.window
         # Pull a chunk's worth at a time: one parent call, snapshot and message per chunk instead of
@@ -314,19 +230,20 @@ class ParallelMapIterator(NodeIterator):
         (up to the pool started for the CPU budget); a given number is left alone."""
         if self.node.num_parallel_calls != AUTOTUNE:
             return {}
-        if self.kind == "inline":
+        kind, workers = self.ex.kind, self.ex.workers
+        if kind == "inline":
             return {}  # measured: one worker here beats more (see runtime/choose.py)
         # Threads waiting on I/O use no CPU, so a thread pool may grow past the cores; processes may not.
-        maximum = self.workers if self.kind == "process" else max(self.workers, MAX_AUTOTUNE_THREADS)
+        maximum = workers if kind == "process" else max(workers, MAX_AUTOTUNE_THREADS)
         return {"parallelism": (self.active, maximum)}
 
     def set_knob(self, name: str, value: int) -> None:
-        if self.kind == "inline":
+        if self.ex.kind == "inline":
             return  # no knob any more: the trial found one worker here fastest
         self.active = max(1, min(self.tunable_knobs()["parallelism"][1], int(value)))
-        if self.kind == "process":
+        if self.ex.kind == "process":
             return  # a process pool keeps its size; task_limit holds it to `active`
-        self.workers = self.active  # a thread pool (or one not started yet) takes the new size
+        self.ex.workers = self.active  # a thread pool (or one not started yet) takes the new size
         if self.executor is not None:
             self.executor.resize(self.active)
 
@@ -334,7 +251,7 @@ class ParallelMapIterator(NodeIterator):
     def _collect(self, timeout: float) -> None:
         start = perf_ns()
         try:
-            results = self._running.wait(timeout)
+            results = self.ex.running.wait(timeout)
         except WorkerDied as died:
             self._fail(died)
         except OSError as exc:
@@ -343,7 +260,7 @@ class ParallelMapIterator(NodeIterator):
             raise
         finally:
             self.output_wait_ns += perf_ns() - start
-        firsts = self._running.firsts
+        firsts = self.ex.running.firsts
         if firsts:  # recording: where each returned chunk starts (its tasks are still in flight)
             for task, number in firsts.items():
                 position = self.tasks.get(task)
@@ -407,9 +324,8 @@ class ParallelMapIterator(NodeIterator):
             raise WorkerError(f"{self.name}: the iterator is closed")
         if self.executor is None:
             self._start()
-        elif self.kind == "process" and self.executor.closed:
-            previous = self.executor if isinstance(self.executor, ProcessExecutor) else None
-            self._handle.executor = ProcessExecutor(self.fn, self.workers, self.name, previous, key=id(self))
+        elif self.ex.kind == "process" and self.executor.closed:
+            self.ex.restart_processes()
         self._fill()
         while True:
             position = self._peek()
@@ -419,12 +335,12 @@ class ParallelMapIterator(NodeIterator):
                 if self.owed:  # the parent's error, behind the elements taken before it
                     raise self.owed.popleft()[2][0]
                 if self.exhausted:
-                    if self.kind == "process" and not self.tasks:
+                    if self.ex.kind == "process" and not self.tasks:
                         # Idle until a reset, if ever: the workers go back to the pool, where a new
                         # iterator of this pipeline (the next epoch of a training loop) finds them.
-                        self._handle.shutdown()
+                        self.ex.shutdown()
                     raise StopIteration
-                if self.kind == "inline":  # nothing owed any more: compute the next input here
+                if self.ex.kind == "inline":  # nothing owed any more: compute the next input here
                     return self._inline_chunk(1)[0]
                 self._fill()
                 continue
@@ -432,103 +348,10 @@ class ParallelMapIterator(NodeIterator):
                 raise WorkerError(f"{self.name}: the iterator was closed while waiting")
             self._collect(WAIT_SLICE_SECONDS)
 
-    def _trial_step(self) -> None:
-        """Try the measured choice (threads or processes) against inline, for real: the probe's
-        numbers cannot see hand-offs, transport or a loaded machine. Each side is judged by the
-        consumer's own time inside this stage per element delivered (waiting, pulling, computing
-        inline), so whatever the consumer does between calls counts for neither. The faster stays, for
-        this and every later epoch; the reason gives both figures."""
-        trial = self._trial
-        if trial is None:
-            return
-        phase, since, produced, workers_ns = trial[:4]
-        if phase == "warm":  # worker start and the first chunks are not judged
-            if self.produced >= self.window:
-                self._trial = ["workers", self.in_call_ns, self.produced, 0.0]
-            return
-        if phase == "switched":  # the call that drained the workers counts for neither side
-            self._trial = ["inline", self.in_call_ns, self.produced, workers_ns, trial[4]]
-            return
-        count = self.produced - produced
-        spent = self.in_call_ns - since
-        if count < TRIAL_ELEMENTS or spent < TRIAL_SECONDS * 1e9:
-            return
-        per_element = spent / count
-        if phase == "workers" and self._clear_win(per_element):
-            return
-        if phase == "workers":
-            while self.tasks and self.failure is None:  # results of work in flight are kept, in order
-                self._collect(WAIT_SLICE_SECONDS)
-            self._handle.shutdown()  # process workers go back to the pool, threads leave
-            self._trial = ["switched", 0, 0, per_element]
-            self._workers_kind = self.kind or "thread"
-            self.kind = "inline"
-            # What explain() and the report say if the run ends before the verdict: the executor
-            # reads inline from here on, and the reason says why (the probe's reason stays in the trial).
-            self._trial.append(self.kind_reason)
-            what = "processes" if self._workers_kind == "process" else "threads"
-            self.kind_reason = (
-                f"trying inline against {what} ({what} cost the consumer {per_element / 1e3:,.1f} us per "
-                f"element); the probe had measured: {self.kind_reason}"
-            )
-            self._handle.executor = InlineExecutor(self.fn)
-            return
-        self.kind_reason = trial[4]  # the probe's, kept while the trial's progress was shown
-        self._trial = None
-        kind = self._workers_kind
-        what = "processes" if kind == "process" else "threads"
-        figures = (
-            f"{what} cost the consumer {workers_ns / 1e3:,.1f} us per element, one worker in the "
-            f"consumer's thread {per_element / 1e3:,.1f} us"
-        )
-        if workers_ns < TRIAL_KEEP * per_element:
-            while self.tasks and self.failure is None:  # inline results not collected yet
-                self._collect(0)
-            self.kind = kind
-            self.kind_reason = f"{self.kind_reason}; tried against inline: {figures}: kept {what}"
-            self._start_workers()
-        else:
-            self.kind_reason = (
-                f"tried against inline: {figures}: inline kept (hand-offs, transport or the load on the "
-                f"cores cost more than the workers gained); the probe had measured: {self.kind_reason}"
-            )
-        choice = choose.Choice(
-            self.kind or "inline",
-            self.kind_reason,
-            gil_fraction=self.gil_fraction,
-            tried=True,
-            gil_range=self.gil_range,
-        )
-        self.run.remember(self.node, choice, revised=True)
-        PROCESS.verdicts.keep(self.node, choice)
-
-    def _clear_win(self, per_element: float) -> bool:
-        """Keep threads without trying inline when they cost the consumer well under what an element
-        costs to compute: inline pays at least that per element, in the consumer's thread."""
-        executor = self.executor
-        if self.kind != "thread" or not isinstance(executor, ThreadExecutor):
-            return False
-        computed, cpu_ns = executor.computed, executor.computed_cpu_ns
-        if computed < TRIAL_ELEMENTS:
-            return False
-        # What inline would pay per element: the workers' CPU per element, or a call alone as the probe
-        # measured it when less. Threads on busy cores take more CPU per call (the JPEG function took
-        # ~250 us in 2 threads on 2 cores against ~160 us alone) and must not look like a clear win.
-        cost = cpu_ns / computed
-        if self.solo_cpu_ns:
-            cost = min(cost, self.solo_cpu_ns)
-        if per_element >= TRIAL_CLEAR_WIN * cost:
-            return False
-        self._trial = None
-        self.kind_reason = (
-            f"{self.kind_reason}; running, threads cost the consumer {per_element / 1e3:,.1f} us per "
-            f"element, an element {cost / 1e3:,.1f} us of CPU (what one worker in the consumer's thread "
-            "would pay at least): kept threads"
-        )
-        choice = choose.Choice("thread", self.kind_reason, gil_fraction=self.gil_fraction, tried=True)
-        self.run.remember(self.node, choice, revised=True)
-        PROCESS.verdicts.keep(self.node, choice)
-        return True
+    def drain(self, wait: bool) -> None:
+        """Collect what is in flight into the window (the trial's move, ``MapExecutor.trial_step``)."""
+        while self.tasks and self.failure is None:
+            self._collect(WAIT_SLICE_SECONDS if wait else 0)
 
     def __next__(self) -> Any:
         return self.next_chunk(1)[0]
@@ -566,7 +389,7 @@ class ParallelMapIterator(NodeIterator):
 
     def _inline_ready(self) -> bool:
         return (
-            self.kind == "inline"
+            self.ex.kind == "inline"
             and self.executor is not None
             and not self.records
             and not self.owed
@@ -577,8 +400,8 @@ class ParallelMapIterator(NodeIterator):
     def next_chunk(self, n: int) -> list:
         start = perf_ns()
         try:
-            if self._trial is not None:
-                self._trial_step()
+            if self.ex.trial is not None:
+                self.ex.trial_step(self)
             if self.executor is None and not self.closed and self.failure is None:
                 self._start()  # measures and chooses first: an inline choice then takes the fast path
             if self._inline_ready():
@@ -611,7 +434,7 @@ class ParallelMapIterator(NodeIterator):
         self.failure = (
             f"{self.name}: {died.describe()} while computing {what}; the stage's other workers were stopped"
         )
-        self._handle.shutdown()
+        self.ex.shutdown()
         raise WorkerError(self.failure) from None
 
     # --- epochs and checkpoints ---------------------------------------------------------------
@@ -679,25 +502,14 @@ class ParallelMapIterator(NodeIterator):
     def close(self) -> None:
         if self.closed:
             return
-        self._handle.shutdown()
+        self.ex.shutdown()
         super().close()
 
     def counters(self) -> dict:
-        executor = self.executor
         out = super().counters()
         out.update(
-            # In map_func, all workers, the executor probe's calls included (real elements too).
-            busy_seconds=(executor.busy_seconds() if executor is not None else 0.0)
-            + self.probe_busy_ns / 1e9,
-            cpu_seconds=(executor.cpu_seconds() if executor is not None else 0.0) + self.probe_cpu_ns / 1e9,
-            first_task_seconds=self.first_task_ns / 1e9,
-            executor=self.kind or "undecided",
-            executor_reason=self.kind_reason,
-            gil_held_fraction=self.gil_fraction,
-            gil_range=self.gil_range,
-            run_delay_seconds=executor.delay_seconds() if executor is not None else None,
+            self.ex.counters(),
             parallelism=self.active,
-            pool_size=self.workers,
             deterministic=self.deterministic,
             in_flight=len(self.tasks),
             ready=sum(1 for kind, _ in self.records.values() if kind != INPUT),
@@ -705,8 +517,6 @@ class ParallelMapIterator(NodeIterator):
             buffer_capacity=self.window,
             input_wait_seconds=self.input_wait_ns / 1e9,
             output_wait_seconds=self.output_wait_ns / 1e9,
-            worker_pids=executor.pids() if executor is not None else [],
             snapshots_taken=self.ledger.policy.taken,
-            **(executor.counters() if executor is not None else {}),
         )
         return out

@@ -11,7 +11,7 @@ pure Python, ~0 for numpy, zlib, decoders, I/O). Another program keeping the cor
 wall times and run-queue waits, not CPU or blocked times; the other call's time preempted is taken
 off the wait (a thread preempted while it held the GIL for a moment blocks its partner that long).
 A heavily loaded machine can still disturb a pair either way: five pairs are measured and the
-median counts, and a running stage is tried against inline (``ops/map_parallel.py``) whatever the probe said.
+median counts, and a running stage is tried against inline (``ops/map_executor.py``) whatever the probe said.
 
 The rule, from those numbers (:func:`decide`):
 
@@ -109,7 +109,7 @@ class Choice:
     #: the wall time of the probe's first call: compile and first-use costs land there, and the
     #: report keeps them apart from the per-element figures (one-time costs)
     first_call_seconds: float = 0.0
-    tried: bool = False  # True once a running stage tried it against inline (the parallel map's trial, ops/map_parallel.py)
+    tried: bool = False  # True once a running stage tried it against inline (the parallel map's trial, ops/map_executor.py)
     # The least and greatest GIL share over the pairs, when they disagreed even after more pairs
     # (a busy machine): the median decided, and the report says the measurement is uncertain.
     gil_range: tuple[float, float] | None = None
