@@ -301,7 +301,7 @@ def record_io(tf, hr, arrays: dict) -> dict:
         read = tf.data.TFRecordDataset(paths, compression_type="GZIP", num_parallel_reads=3)
         out["shards"] = {"count": len(paths), "order": [sha(r.numpy()) for r in read]}
 
-    # parse_example: 200 records headrace serialized (as tests/io/test_example.py draws them)
+    # parse_example: 200 records headrace serialized (as tests/io/codec/test_example.py draws them)
     rng = np.random.default_rng(7)
     records = []
     for i in range(200):
@@ -344,7 +344,7 @@ def record_io(tf, hr, arrays: dict) -> dict:
             {"features": canon(features), "bytes": example.SerializeToString().hex()}
         )
 
-    # parse_sequence_example: 50 records (as tests/io/test_sequence_example.py draws them)
+    # parse_sequence_example: 50 records (as tests/io/codec/test_sequence_example.py draws them)
     rng = np.random.default_rng(3)
     records = []
     for i in range(50):

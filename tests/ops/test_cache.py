@@ -433,7 +433,7 @@ def test_disk_path_errors_name_the_path(tmp_path):
         hr.Dataset.range(3).cache(str(tmp_path / "afile" / "sub" / "c"))
     with pytest.raises(hr.InvalidArgumentError, match="names a directory"):
         hr.Dataset.range(3).cache(str(tmp_path))
-    # (remote caches that work: tests/io/test_remote.py)
+    # (remote caches that work: tests/io/storage/test_remote.py)
     with pytest.raises(hr.InvalidArgumentError, match="nosuchprotocol://bucket/c"):
         hr.Dataset.range(3).cache("nosuchprotocol://bucket/c")
 
@@ -671,7 +671,7 @@ def test_disk_cache_of_a_pipeline_that_was_already_iterated(tmp_path):
 
 def test_a_dead_writers_temporary_is_reclaimed_by_the_next_writer(tmp_path):
     """A temporary whose lock is gone (taken over and released since) is still reclaimed."""
-    from tests.io.test_publication import dead_temporary  # noqa: PLC0415
+    from tests.io.storage.test_publication import dead_temporary  # noqa: PLC0415
 
     path = str(tmp_path / "c")
     stale = dead_temporary(path)

@@ -352,7 +352,7 @@ def test_a_worker_killed_mid_write_leaves_no_temporary_once_ray_retries(cluster,
 def test_s3_prefix_publishes_the_same_set(cluster):
     pytest.importorskip("s3fs")
     pytest.importorskip("moto.server")
-    from tests.io.test_s3 import _make_bucket, _server_options, _start_server  # noqa: PLC0415
+    from tests.io.storage.test_s3 import _make_bucket, _server_options, _start_server  # noqa: PLC0415
 
     server, endpoint = _start_server()  # on 127.0.0.1: the Ray workers reach it too
     try:

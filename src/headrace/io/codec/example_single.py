@@ -8,7 +8,7 @@ entries of key then value, one packed list per Feature. Anything else -- an unkn
 unpacked list, a wrong kind or count, a missing feature without default, malformed bytes, a record
 with very many features -- makes it return None, and the caller runs the batch parser, which
 gives the values or the error. So the fast path never decides an error, and its results equal the
-batch parser's (tests/io/test_example_single.py checks both on generated specs and records).
+batch parser's (tests/io/codec/test_example_single.py checks both on generated specs and records).
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ from headrace.io import (
     serialize_sequence_example,
     tf_record_iterator,
 )
-
-from .conftest import golden_spec
+from tests.io.conftest import golden_spec
 
 
 def test_golden_sequence_examples(golden_dir, manifest):

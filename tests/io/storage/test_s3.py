@@ -231,7 +231,7 @@ def _kill_a_writer(prefix: str, options: dict, host: str = "") -> list[str]:
     the first shard's index, before the shard; return the temporaries it left."""
     done = subprocess.run(
         [sys.executable, "-c", _KILLED_WRITER, prefix, json.dumps(options), host],
-        cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))),
         capture_output=True,
         timeout=120,
     )

@@ -34,8 +34,8 @@ from headrace.io.storage.publish import (
 )
 from headrace.io.storage.reclaim import set_temporaries
 from headrace.tools import convert as convert_module
-from tests.io.test_publication import dead_pid, dead_temporary
-from tests.io.test_publication_kill import check_readers_after_kill, die_at, read_set, run_and_kill
+from tests.io.storage.test_publication import dead_pid, dead_temporary
+from tests.io.storage.test_publication_kill import check_readers_after_kill, die_at, read_set, run_and_kill
 
 pytest.importorskip("fsspec")
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the faults are injected in forked children")

@@ -14,7 +14,7 @@ import pytest
 from headrace.core.errors import InvalidArgumentError
 from headrace.io.storage.fs import read_budget
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 SERVERS = """
 import http.server, socket, sys, threading

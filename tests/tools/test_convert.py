@@ -11,7 +11,7 @@ from headrace.io.records.index import check_index
 from headrace.io.storage.publish import ShardSetError, manifest_path, read_manifest
 from headrace.tools import convert as convert_module
 from headrace.tools.convert import convert, settings_path
-from tests.io.test_publication import dead_temporary
+from tests.io.storage.test_publication import dead_temporary
 
 
 def records_of(paths, compression=""):

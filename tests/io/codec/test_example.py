@@ -18,8 +18,7 @@ from headrace.io import (
     tf_record_iterator,
 )
 from headrace.io.codec.example import encode_feature
-
-from .conftest import golden_records, golden_spec
+from tests.io.conftest import golden_records, golden_spec
 
 
 @pytest.mark.parametrize("name", ["examples.tfrecord", "examples_gzip.tfrecord", "examples_zlib.tfrecord"])

@@ -18,8 +18,7 @@ from headrace.io.records.tfrecord import (
     encode_record,
     tf_record_iterator,
 )
-
-from .conftest import peak_memory
+from tests.io.conftest import peak_memory
 
 CLEAN = [
     "examples.tfrecord",

@@ -299,7 +299,7 @@ def test_cache_remote_errors(bucket):
 
 
 def test_the_remote_storage_page_example_runs(capsys):
-    page = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "remote_storage.md")
+    page = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "remote_storage.md")
     with open(page, encoding="utf-8") as f:
         blocks = f.read().split("```python\n")[1:]
     example = next(code for code in (b.split("```")[0] for b in blocks) if "memory://demo" in code)
