@@ -126,3 +126,28 @@ def test_counters_include_the_probes_work():
     assert counters["busy_seconds"] == pytest.approx(0.5) and counters["cpu_seconds"] == pytest.approx(0.25)
     assert counters["executor"] == "inline" and counters["executor_reason"] == "cheap"
     assert counters["worker_pids"] == [] and counters["run_delay_seconds"] is None
+
+
+def test_verdicts_go_to_the_runs_process_object():
+    # The ops reach the process's runtime through their run: a run given its own keeps the verdict there.
+    from headrace.core.process import ProcessRuntime
+
+    ex, run = _executor()
+    own = ProcessRuntime()
+    own.verdicts = choose.Verdicts(4)
+    run.process = own
+    host = Host()
+    host.advance(host.window, 1.0)
+    ex.trial_step(host)
+    host.advance(8, 10.0)
+    ex.trial_step(host)  # to inline
+    host.advance(1, 1.0)
+    ex.trial_step(host)
+    host.advance(8, 100.0)
+    ex.trial_step(host)  # threads kept
+    try:
+        assert own.verdicts.recall(ex.node).kind == "thread"
+        assert PROCESS.verdicts.recall(ex.node) is None
+        assert Run().process is PROCESS
+    finally:
+        ex.shutdown()

@@ -13,8 +13,9 @@ else:
 - ``verdicts``: the executor choices earlier pipelines tried (``runtime.choose.Verdicts``), so a
   pipeline built again (a new iterator each epoch) does not probe again.
 
-Everything reaches it by this one name: the timing template and the workers check ``recorder`` on
-their hot paths, where a look-up through each stage's context would cost a call more. Tests swap
+The ops reach it through their iteration's context (``Run.process``); the timing template and
+the workers, which check ``recorder`` on their hot paths, by this name, where a look-up through each
+stage's context would cost a call more. Tests swap
 its fields (``monkeypatch.setattr(PROCESS, ...)``) rather than module globals. The consumer's
 sampling of stage timing is a per-pipeline setting, not a process one: ``Options().profiling``.
 

@@ -3,7 +3,8 @@
 
 A :class:`Run` is made by each ``iter()`` and handed down the iterator tree as it is built (every
 ``Node.iterator(run)``): the options, whether it only probes the first element, the executor choices
-this iteration acts on, and, for a copy of the pipeline in another process, the iteration it stands for
+this iteration acts on, the process's runtime object (``core.process.PROCESS``), and, for a copy of
+the pipeline in another process, the iteration it stands for
 (:class:`Seeds`). Two iterations of one dataset, even at the same time, share no run.
 
 What outlives one iteration has one home each:
@@ -26,6 +27,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from .options import Options
+from .process import PROCESS, ProcessRuntime
 
 if TYPE_CHECKING:
     from .node import Node
@@ -111,7 +113,7 @@ class Run:
     iteration numbers, so probing never changes what a later real iteration yields.
     """
 
-    __slots__ = ("options", "probe", "session", "seeds", "_choices")
+    __slots__ = ("options", "probe", "session", "seeds", "process", "_choices")
 
     def __init__(
         self,
@@ -127,6 +129,9 @@ class Run:
         self.session = session if session is not None else Session()
         #: iteration numbers for a copy of the pipeline (see :class:`Seeds`); None: the stages' own
         self.seeds = seeds
+        #: what the process keeps across pipelines (the pool, executor verdicts, the recording): the
+        #: ops reach it here; the hot paths of ``runtime/`` and the timing template by its name
+        self.process: ProcessRuntime = PROCESS
         #: the executor choices this iteration acts on: the session's when the stage was built, or its
         #: own; another iteration revising its choice meanwhile does not change this one's
         self._choices: weakref.WeakKeyDictionary[Node, Any] = weakref.WeakKeyDictionary()

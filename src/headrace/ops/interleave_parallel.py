@@ -379,7 +379,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
             if TRY_INLINE
             else "a reader thread per slot (no trial)"
         )
-        kept = PROCESS.verdicts.recall(node) if TRY_INLINE else None
+        kept = ctx.process.verdicts.recall(node) if TRY_INLINE else None
         if kept is not None:  # a pipeline with the same stages tried already (a new Dataset per epoch)
             self.phase, self.inline, self.executor_reason = None, kept.kind == "inline", kept.reason
             self.stepping = not deterministic
@@ -538,7 +538,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
         """The trial's verdict: every slot, open or new, gets a reader, or is read inline."""
         self.phase, self.executor_reason = None, why
         self.inline = not readers
-        PROCESS.verdicts.keep(self.node, Choice("thread" if readers else "inline", why, tried=True))
+        self.ctx.process.verdicts.keep(self.node, Choice("thread" if readers else "inline", why, tried=True))
         if readers:
             self._all_read_ahead(None)
         else:

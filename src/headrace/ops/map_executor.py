@@ -14,7 +14,7 @@ by the consumer's time inside the stage per element delivered (waiting, pulling,
 the workers stay only when they cost under ``TRIAL_KEEP`` of inline's. Threads that cost the consumer
 under ``TRIAL_CLEAR_WIN`` of an element's CPU time are kept without an inline phase. The verdict is
 kept for the pipeline's later iterations (``core.run.Session``) and for pipelines built again with the
-same stages (``PROCESS.verdicts``).
+same stages (``run.process.verdicts``, ``core.process.PROCESS``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing import Any, Protocol
 
 from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, Node
-from ..core.process import PROCESS
 from ..core.run import Run
 from ..runtime import choose
 from ..runtime.defaults import available_cpus
@@ -116,7 +115,7 @@ class MapExecutor:
         """The choice an earlier iteration of this pipeline made, or one built with the same stages."""
         choice = self.run.choice(self.node)
         if choice is None:
-            choice = PROCESS.verdicts.recall(self.node)
+            choice = self.run.process.verdicts.recall(self.node)
             if choice is not None:
                 self.run.remember(self.node, choice)
         return choice
@@ -151,7 +150,7 @@ class MapExecutor:
             if why is not None:
                 # One warning per process: inside a DataLoader worker this is every iterator.
                 self.kind, self.reason = "thread", describe_unavailable(self.stage, why)
-                if not _warned_daemonic and not PROCESS.inside_worker:
+                if not _warned_daemonic and not self.run.process.inside_worker:
                     _warned_daemonic.append(True)
                     warnings.warn(self.reason, RuntimeWarning, stacklevel=user_stacklevel())
         if self.kind == "inline":
@@ -270,7 +269,7 @@ class MapExecutor:
             kind, self.reason, gil_fraction=self.gil_fraction, tried=True, gil_range=self.gil_range
         )
         self.run.remember(self.node, choice, revised=True)
-        PROCESS.verdicts.keep(self.node, choice)
+        self.run.process.verdicts.keep(self.node, choice)
 
     # --- reporting ----------------------------------------------------------------------------
     def counters(self) -> dict[str, Any]:

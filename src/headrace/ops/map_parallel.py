@@ -38,7 +38,6 @@ from typing import Any, cast
 
 from ..core.errors import WorkerError
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
-from ..core.process import PROCESS
 from ..core.results import CONVERTED, tf_result, tf_results
 from ..core.run import Run
 from ..core.state import ERROR, INPUT, NO_INPUT, OUTPUT
@@ -309,7 +308,7 @@ class ParallelMapIterator(NodeIterator):
     def _deliver(self, position: int) -> None:
         """Report handing on the first element of a recorded chunk (the trace's arrow lands on this call)."""
         number = self.chunk_starts.pop(position)
-        log = PROCESS.recorder
+        log = self.ex.run.process.recorder
         if log is not None:
             log.deliver(id(self), number)
 
