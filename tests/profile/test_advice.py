@@ -38,9 +38,9 @@ def test_a_batch_that_runs_a_map_vectorised_is_advised_about_the_map_not_stackin
     batch = next(s for s in stats.stages if s.op == "batch")
     said = " ".join(advice._stage_advice(stats, batch))
     if vectorised:
-        assert batch.extra["vectorised_map"].startswith("map(<lambda>")
+        assert batch.vectorised_map.startswith("map(<lambda>")
         assert "runs vectorised inside batch(8" in said and ".parallelize(N)" in said
         assert "Stacking" not in said
     else:
-        assert "vectorised_map" not in batch.extra
+        assert batch.vectorised_map == ""
         assert "Stacking in batch(8" in said

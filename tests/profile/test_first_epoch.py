@@ -64,8 +64,8 @@ def test_combined_stats_add_the_runs_up():
     assert max(times) <= whole.elapsed_seconds
     assert "over 3 runs" in whole.report()
     for part, delay in zip(parts, (0.5, 0.25, 0.25)):  # each run's thread workers' wait for a core
-        part.stage("map(inc)").extra["run_delay_seconds"] = delay
-    assert hr.profile.Stats.combine(parts).stage("map(inc)").extra["run_delay_seconds"] == 1.0
+        part.stage("map(inc)").run_delay_seconds = delay
+    assert hr.profile.Stats.combine(parts).stage("map(inc)").run_delay_seconds == 1.0
 
 
 def test_a_parallel_maps_first_call_is_a_one_time_cost():

@@ -106,17 +106,17 @@ def test_an_autotuned_stage_kept_at_one_worker_is_not_told_to_pass_autotune():
     from headrace.profile.advice import _stage_advice
     from headrace.profile.stats import StageStats
 
-    def stage(extra):
-        return StageStats(0, "map(decode)", "map", 0, [], 16, 1.0, calls_user_function=True, extra=extra)
+    def stage(tuned):
+        return StageStats(0, "map(decode)", "map", 0, [], 16, 1.0, calls_user_function=True, tuned=tuned)
 
     class FakeStats:
         wait_fraction = steady_wait_fraction = 0.9
         elapsed_seconds = 1.0
-        stages = [stage({})]
+        stages = [stage("")]
 
-    untuned = _stage_advice(FakeStats(), stage({}))
+    untuned = _stage_advice(FakeStats(), stage(""))
     assert any("num_parallel_calls=hr.AUTOTUNE" in item for item in untuned)  # a fixed serial map: yes
-    tuned = _stage_advice(FakeStats(), stage({"tuned": "parallelism=1: kept 1"}))
+    tuned = _stage_advice(FakeStats(), stage("parallelism=1: kept 1"))
     assert not any("num_parallel_calls=hr.AUTOTUNE" in item for item in tuned)  # it already is AUTOTUNE
 
 
@@ -281,7 +281,7 @@ def test_gil_advice_from_cpu_time_needs_workers_that_were_busy():
         return StageStats(
             0, "map(f)", "map", 0, [], produced, busy, parallelism=2, executor="thread",
             cpu_seconds=cpu, utilisation=utilisation, calls_user_function=True, gil_held_fraction=gil,
-            extra={} if delay is None else {"run_delay_seconds": delay},
+            run_delay_seconds=delay,
         )  # fmt: skip
 
     class FakeStats:
@@ -302,11 +302,11 @@ def test_gil_advice_on_a_busy_machine_takes_out_the_wait_for_a_core():
     from headrace.profile.advice import _stage_advice, gil_bound
     from headrace.profile.stats import StageStats
 
-    def stage(cpu, busy, delay, gil=None, utilisation=0.4, extra=None, executor="thread"):
+    def stage(cpu, busy, delay, gil=None, utilisation=0.4, gil_range=None, executor="thread"):
         return StageStats(
             1, "map(f)", "map", 1, [], 400, busy, parallelism=2, executor=executor, cpu_seconds=cpu,
             utilisation=utilisation, calls_user_function=True, gil_held_fraction=gil,
-            extra={"run_delay_seconds": delay, **(extra or {})},
+            run_delay_seconds=delay, gil_range=gil_range,
         )  # fmt: skip
 
     class FakeStats:
@@ -331,10 +331,10 @@ def test_gil_advice_on_a_busy_machine_takes_out_the_wait_for_a_core():
     advice = _stage_advice(FakeStats(), stage(cpu=0.5, busy=2.0, delay=0.5, gil=0.0))
     assert any("executor='process'" in line and "take turns" in line for line in advice), advice
     # Measurements that disagreed and a CPU record that cannot tell: the advice says it is uncertain.
-    unsure = stage(cpu=1.2, busy=2.0, delay=0.8, gil=0.3, extra={"gil_range": (0.0, 0.94)})
+    unsure = stage(cpu=1.2, busy=2.0, delay=0.8, gil=0.3, gil_range=(0.0, 0.94))
     advice = _stage_advice(FakeStats(), unsure)
     assert any("uncertain" in line and "0-94%" in line and "executor='process'" in line for line in advice)
-    inline = stage(cpu=1.2, busy=2.0, delay=0.8, gil=0.3, extra={"gil_range": (0.0, 0.94)}, executor="inline")
+    inline = stage(cpu=1.2, busy=2.0, delay=0.8, gil=0.3, gil_range=(0.0, 0.94), executor="inline")
     assert any("uncertain" in line for line in _stage_advice(FakeStats(), inline))
 
 

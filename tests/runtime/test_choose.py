@@ -341,7 +341,7 @@ def test_processes_slower_than_inline_give_way_to_inline(monkeypatch):
     got = [int(row[0]) for batch in it for row in batch]
     assert got == list(range(3_000))
     stage = it.stats().to_dict()["stages"]
-    reasons = [s["extra"].get("executor_reason", "") for s in stage if s["op"] == "map"]
+    reasons = [s["executor_reason"] for s in stage if s["op"] == "map"]
     assert any("tried against inline: processes cost the consumer" in r for r in reasons), reasons
     assert any("inline kept" in r for r in reasons), reasons
     assert "inline kept" in ds.explain()
@@ -573,7 +573,7 @@ def test_a_pipeline_whose_pairs_disagree_says_so_in_the_report(monkeypatch):
         stats = it.stats()
     assert got == [pure_python(i) for i in range(40)]
     assert "uncertain: 0-94% over 9 pairs" in stats.report(), stats.report()
-    assert stats.stage("map(py)").extra["gil_range"] == (0.0, 0.94)
+    assert stats.stage("map(py)").gil_range == (0.0, 0.94)
 
 
 def test_the_background_window_is_waited_once_when_the_first_call_shows_no_native_threads(monkeypatch):

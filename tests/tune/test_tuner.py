@@ -52,7 +52,7 @@ def test_the_tuner_runs_inside_the_iterator_and_explains_every_knob(monkeypatch)
     assert "Autotuned" in report
     for name in config:
         assert f"{name}: parallelism=" in report or f"{name}: buffer_size=" in report
-        assert stats.stage(name).extra["tuned"]
+        assert stats.stage(name).tuned
 
 
 def test_the_tuner_gives_the_cheap_stage_one_worker_and_the_expensive_one_more():
@@ -81,7 +81,7 @@ def test_a_frozen_configuration_is_applied_and_never_changed(monkeypatch):
     assert it.tuner.rounds == 0
     config = it.stats().tuned_config()
     assert config["map(heavy)"] == {"parallelism": 1} and config["prefetch(AUTOTUNE)"] == {"buffer_size": 5}
-    assert "frozen" in it.stats().stage("map(heavy)").extra["tuned"]
+    assert "frozen" in it.stats().stage("map(heavy)").tuned
 
 
 def test_disabled_autotune_keeps_defaults():

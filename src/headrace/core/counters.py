@@ -57,6 +57,12 @@ class StageCounters(TypedDict, total=False):
     startup_seconds: float  #: one-time cost measured by the stage itself (worker start, compile)
     parallelism: int  #: workers in use
     executor: str  #: ``inline``, ``thread`` or ``process``
+    executor_reason: str  #: why that executor, in words (measured, tried, given)
+    gil_range: tuple[float, float] | None  #: least and greatest GIL share when the probe's pairs disagreed
+    run_delay_seconds: (
+        float | None
+    )  #: the workers' time waiting for a core (Linux schedstat), None if unknown
+    vectorised_map: str  #: a batch running the map above it once per batch: that map's stage
     input_wait_seconds: float  #: time the stage waited for its parent
     output_wait_seconds: float  #: time its callers were blocked waiting for its workers
     consumer_wait_seconds: float  #: the same, as prefetch names it

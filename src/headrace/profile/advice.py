@@ -62,7 +62,7 @@ def gil_bound(stats: Stats, stage: StageStats) -> str | None:
         return None
     if stage.produced < 4 * stage.parallelism:
         return None  # too few calls to tell the GIL from startup (the README's 5 batches once were)
-    delay = stage.extra.get("run_delay_seconds")
+    delay = stage.run_delay_seconds
     if delay is None and stage.utilisation < MOSTLY_BUSY:
         # Idle workers, and no /proc to tell a busy machine from the GIL: a call that got half a
         # core looks like one that waited half its time for the GIL. No verdict from so little.
@@ -90,7 +90,7 @@ def uncertain_gil(stage: StageStats) -> str | None:
     if stage.executor not in ("thread", "inline") or not stage.calls_user_function:
         return None
     try_processes = "If the function is mostly pure Python, pass executor='process' and compare."
-    spread = stage.extra.get("gil_range")
+    spread = stage.gil_range
     if spread:
         low, high = spread
         return (
@@ -98,7 +98,7 @@ def uncertain_gil(stage: StageStats) -> str | None:
             f"{100 * high:.0f}% of a call; the machine was busy), so {stage.executor} was kept. "
             + try_processes
         )
-    delay = stage.extra.get("run_delay_seconds")
+    delay = stage.run_delay_seconds
     if stage.executor == "thread" and stage.parallelism >= 2 and delay and stage.busy_seconds:
         if delay > BUSY_MACHINE * stage.busy_seconds and (stage.gil_held_fraction or 0.0) <= 0.5:
             return (
@@ -124,7 +124,7 @@ def _stage_advice(stats: Stats, stage: StageStats) -> list[str]:
             advice.append(f"{stage.name} {gil}: pass executor='process' to run it in worker processes.")
         elif uncertain is not None:
             advice.append(uncertain)
-        elif stage.parallelism <= 1 and "tuned" not in stage.extra:
+        elif stage.parallelism <= 1 and not stage.tuned:
             # an AUTOTUNE stage the tuner kept at one worker has its reason under "Autotuned"
             advice.append(
                 f"Run {stage.name} in parallel: pass num_parallel_calls=hr.AUTOTUNE (or the number of cores); "
@@ -151,8 +151,8 @@ def _stage_advice(stats: Stats, stage: StageStats) -> list[str]:
             "interleave(..., num_parallel_calls=hr.AUTOTUNE) or TFRecordDataset(..., num_parallel_reads=hr.AUTOTUNE), "
             "and add .prefetch(hr.AUTOTUNE) at the end so reading overlaps training."
         )
-    elif stage.op == "batch" and stage.extra.get("vectorised_map"):
-        mapped = stage.extra["vectorised_map"]
+    elif stage.op == "batch" and stage.vectorised_map:
+        mapped = stage.vectorised_map
         advice.append(
             f"{mapped} runs vectorised inside {stage.name}, one traced call per batch "
             f"({_micro(per_call)} per batch), and is the slowest part. It runs in one thread (image "

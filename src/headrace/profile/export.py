@@ -432,14 +432,12 @@ def _stage_bars(stats: Stats) -> str:
 
 def _tuning(stats: Stats) -> str:
     title = "Autotuner: workers in use per stage over time"
-    tuned = [s for s in stats.stages if s.parallelism > 1 or "tuned" in s.extra]
+    tuned = [s for s in stats.stages if s.parallelism > 1 or s.tuned]
     series = [(s.name, stats.timeline.stage_series(s.index, 3)) for s in tuned]
     if not any(data for _, data in series):
         return ""
     decisions = "".join(
-        f"<li><b>{html.escape(s.name)}</b>: {html.escape(s.extra['tuned'])}</li>"
-        for s in tuned
-        if "tuned" in s.extra
+        f"<li><b>{html.escape(s.name)}</b>: {html.escape(s.tuned)}</li>" for s in tuned if s.tuned
     )
     note = f"<ul>{decisions}</ul>" if decisions else ""
     return _line_chart(title, series, "workers", note=note)

@@ -6,7 +6,7 @@ import copy
 import json
 import os
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, NamedTuple
 
 from ..core.counters import CHUNK, COUNTER_KEYS, StageCounters, busy_seconds
@@ -48,6 +48,12 @@ class StageStats:
     calls_user_function: bool = False
     reorders: bool = False
     reads_input: bool = False
+    executor_reason: str = ""
+    gil_range: tuple[float, float] | None = None
+    run_delay_seconds: float | None = None
+    vectorised_map: str = ""
+    #: what the autotuner chose for this stage and why ("" when it tuned nothing here)
+    tuned: str = ""
 
     @property
     def seconds_per_element(self) -> float:
@@ -58,6 +64,15 @@ class StageStats:
 #: key of StageCounters is read into a field, and a stage's keys outside it go to ``extra`` too.
 _AS_EXTRA = frozenset({"startup_seconds", "output_wait_seconds", "consumer_wait_seconds"})
 _KNOWN = COUNTER_KEYS - _AS_EXTRA
+#: The fields read from a counter of the same name as it is (absent or None: the field's default);
+#: the others are derived (busy and one-time seconds from the timing counters, the stage's place).
+_AS_IS = frozenset(f.name for f in fields(StageStats)) & COUNTER_KEYS - {
+    "name",
+    "op",
+    "produced",
+    "busy_seconds",
+    "parallelism",
+}
 
 
 class Slice(NamedTuple):
@@ -151,20 +166,9 @@ class Stats:
                 produced=int(counters.get("produced", 0)),
                 busy_seconds=max(0.0, busy - one_time),
                 one_time_seconds=one_time,
-                cpu_seconds=counters.get("cpu_seconds"),
-                gil_held_fraction=counters.get("gil_held_fraction"),
-                calls_user_function=bool(counters.get("calls_user_function", False)),
-                reorders=bool(counters.get("reorders", False)),
-                reads_input=bool(counters.get("reads_input", False)),
                 parallelism=int(counters.get("parallelism", 1) or 1),
-                executor=str(counters.get("executor", "inline")),
-                input_wait_seconds=float(counters.get("input_wait_seconds", 0.0)),
-                buffered=int(counters.get("buffered", 0)),
-                buffer_capacity=int(counters.get("buffer_capacity", 0)),
-                bytes_in_per_element=counters.get("bytes_in_per_element"),
-                bytes_out_per_element=counters.get("bytes_out_per_element"),
-                buffer_bytes=counters.get("buffer_bytes"),
                 extra={k: v for k, v in counters.items() if k not in _KNOWN},
+                **{k: v for k, v in counters.items() if k in _AS_IS and v is not None},
             )
             wall = max(elapsed_seconds, 1e-9) * stage.parallelism
             stage.utilisation = min(1.0, stage.busy_seconds / wall)
@@ -199,7 +203,7 @@ class Stats:
         for name, text in (tuner.explanation() if tuner is not None else {}).items():
             for stage in self.stages:
                 if stage.name == name:
-                    stage.extra["tuned"] = text
+                    stage.tuned = text
 
     @classmethod
     def combine(cls, parts: list[Stats]) -> Stats:
@@ -238,9 +242,9 @@ class Stats:
             runs = [p.stages[index] for p in parts]
             merged = copy.copy(stage)
             merged.extra = dict(stage.extra)
-            delays = [r.extra.get("run_delay_seconds") for r in runs]
-            if all(d is not None for d in delays):  # each run's own workers: the run's total
-                merged.extra["run_delay_seconds"] = sum(delays)
+            delays = [r.run_delay_seconds for r in runs if r.run_delay_seconds is not None]
+            if len(delays) == len(runs):  # each run's own workers: the run's total
+                merged.run_delay_seconds = sum(delays)
             merged.produced = sum(r.produced for r in runs)
             merged.busy_seconds = sum(r.busy_seconds for r in runs)
             merged.one_time_seconds = sum(r.one_time_seconds for r in runs)

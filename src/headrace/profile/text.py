@@ -77,8 +77,8 @@ def render_report(stats: Stats) -> str:
     ]
     if diagnosis.bottleneck is not None:
         stage = stats.stage(diagnosis.bottleneck)
-        mapped = stage.extra.get("vectorised_map")  # the batch's time is the map's traced call
-        name = stage.name if mapped is None else f"{mapped}, vectorised inside {stage.name}"
+        mapped = stage.vectorised_map  # the batch's time is the map's traced call
+        name = stage.name if not mapped else f"{mapped}, vectorised inside {stage.name}"
         lines.append(
             f"Bottleneck: {name}: busy {100 * stage.utilisation:.0f}% of its capacity "
             f"({_workers(stats, stage)}, "
@@ -87,14 +87,14 @@ def render_report(stats: Stats) -> str:
     if diagnosis.advice:
         lines.append("What to change:")
         lines.extend(f"  {i}. {item}" for i, item in enumerate(diagnosis.advice, 1))
-    tuned = [s for s in stats.stages if "tuned" in s.extra]
+    tuned = [s for s in stats.stages if s.tuned]
     if tuned:
         lines.append("Autotuned (each decision judged on the consumer's wait in its own tuning round):")
-        lines.extend(f"  {s.name}: {s.extra['tuned']}" for s in tuned)
-    chosen = [s for s in stats.stages if s.extra.get("executor_reason")]
+        lines.extend(f"  {s.name}: {s.tuned}" for s in tuned)
+    chosen = [s for s in stats.stages if s.executor_reason]
     if chosen:
         lines.append("Executors:")
-        lines.extend(f"  {s.name}: {s.executor}: {s.extra['executor_reason']}" for s in chosen)
+        lines.extend(f"  {s.name}: {s.executor}: {s.executor_reason}" for s in chosen)
     lines.extend(one_time_lines(stats))
     lines.append("")
     lines.extend(stage_table(stats))
