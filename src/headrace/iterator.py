@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 import threading
 import weakref
-from typing import Any, cast
+from typing import Any
 
 from .core import counters
-from .core.counters import StageCounters, busy_seconds, sampled_stages, set_timed
+from .core.counters import busy_seconds, sampled_stages, set_timed
 from .core.errors import CheckpointError, attempt
 from .core.fingerprint import pipeline_key
 from .core.node import Node, NodeIterator, perf_ns, session_of
@@ -174,8 +174,7 @@ class Iterator:
             stages.append(
                 (
                     stage.produced,
-                    # counters() is typed as a plain dict in core; its keys are StageCounters'.
-                    busy_seconds(cast(StageCounters, counters)),
+                    busy_seconds(counters),
                     counters.get("buffered", 0),
                     counters.get("parallelism", 1) or 1,
                 )

@@ -42,8 +42,10 @@ from .structure import flatten
 perf_ns: Callable[[], int] = time.perf_counter_ns
 
 
-class StageCounters(TypedDict, total=False):
-    """Counters of one stage. Seconds are summed over workers; ``None`` means not measured."""
+class ReportCounters(TypedDict, total=False):
+    """The counters the report reads: ``it.stats()`` reads each into the ``StageStats`` field of its
+    name, the timing ones into its busy and one-time seconds; the waits and the startup stay in
+    ``extra``. Seconds are summed over workers; ``None`` means not measured."""
 
     name: str  #: readable stage name, e.g. ``map(decode at prep.py:12)``
     op: str  #: the op, e.g. ``map``
@@ -71,16 +73,52 @@ class StageCounters(TypedDict, total=False):
     buffer_bytes: float  #: bytes held now
     bytes_in_per_element: float  #: mean size of an input element
     bytes_out_per_element: float  #: mean size of an output element
-    gil_held_fraction: float  #: share of a call that holds the GIL (thread workers)
+    gil_held_fraction: float | None  #: share of a call that holds the GIL (thread workers)
     first_task_seconds: float  #: the first task's time on a worker (one-time costs live here)
     calls_user_function: bool  #: the stage runs a user function (the report's advice reads it)
     reorders: bool  #: the stage may yield out of input order
     reads_input: bool  #: the stage reads files or other outside input (a source)
 
 
+class StageCounters(ReportCounters, total=False):
+    """Counters of one stage: the report's, and stage-specific ones that ``it.stats()`` keeps in
+    ``StageStats.extra`` (their names, with the startup and the waits: :data:`EXTRA_KEYS`)."""
+
+    deterministic: bool  #: outputs in input order (parallel map, interleave, TFRecord reads)
+    pool_size: int  #: workers started (``parallelism`` may use fewer)
+    chunk_size: int  #: elements a worker computes per task
+    worker_pids: list[int]  #: the stage's worker processes (threads: none)
+    in_flight: int  #: tasks sent to workers and not back yet
+    ready: int  #: computed outputs waiting their turn
+    messages: int  #: messages exchanged with process workers
+    parent_seconds: float  #: the consumer's time sending and receiving them
+    snapshots_taken: int  #: parent states kept for exact checkpoints
+    mean_buffered: float  #: prefetch: mean elements in the buffer when the consumer took one
+    producer_blocked_seconds: float  #: prefetch: its thread's time waiting for room in the buffer
+    open_slots: int  #: interleave: inputs open now
+    cache_mode: str  #: cache: ``writing``, ``reading`` ...
+    cache_file: str  #: cache: its file ("" in memory)
+    errors_ignored: int  #: ignore_errors: elements dropped for an error
+    workers: int  #: run_on: remote workers
+    restarts: int  #: run_on: remote workers started again after a failure
+    records_read: int  #: TFRecord: records handed on
+    bytes_read: int  #: TFRecord: bytes of those records
+    records_skipped: int  #: TFRecord: records lost to damage (``on_error``)
+    files_skipped: int  #: TFRecord: files skipped for damage or absence
+    damage_found: int  #: TFRecord: damaged places found
+    warnings_logged: int  #: TFRecord: damage warnings logged (rate-limited)
+
+
 #: every key of :class:`StageCounters`: the one list of the counter names (the profile's
 #: ``StageStats`` reads them from here).
 COUNTER_KEYS = frozenset(StageCounters.__annotations__)
+#: the declared counters ``it.stats()`` keeps in ``StageStats.extra``: the stage-specific ones above,
+#: the one-time startup and the waits (the report reads them from the timing and busy figures).
+EXTRA_KEYS = (COUNTER_KEYS - frozenset(ReportCounters.__annotations__)) | {
+    "startup_seconds",
+    "output_wait_seconds",
+    "consumer_wait_seconds",
+}
 
 
 class Probe:
@@ -365,6 +403,14 @@ def note_size(probe: Probe, element: Any) -> None:
         return
     probe.bytes_out_sum += size
     probe.bytes_out_samples += 1
+
+
+def report_as_own(out: StageCounters, source: StageCounters, keys: tuple[str, ...]) -> None:
+    """Copy those of ``keys`` that ``source`` reports into ``out``: a stage showing the counters of an
+    iterator it runs inside as its own (the TFRecord source, its interleave's executor)."""
+    for key in keys:
+        if key in source:
+            out[key] = source[key]  # type: ignore[literal-required]  # keys: names of StageCounters
 
 
 def element_sizes(iterator: Any) -> StageCounters:

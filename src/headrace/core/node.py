@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from .counters import Probe, element_sizes, exclusive_ns, timed
+from .counters import Probe, StageCounters, element_sizes, exclusive_ns, timed
 from .counters import perf_ns as perf_ns  # the stage clock, re-exported: runtime/ imports it from here
 from .errors import InvalidArgumentError, UserStopIteration, add_note, attempt, attempt_all, on_failure
 from .naming import without_locations
@@ -779,7 +779,7 @@ class NodeIterator(Generic[NodeT]):
     def name(self) -> str:
         return repr(self.node)
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         """Counters for the profiler, keys as in :class:`~headrace.core.counters.StageCounters`
         (subclasses add theirs, e.g. ``busy_seconds`` of workers, ``buffered``, plus free-form extras)."""
         return {

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.counters import StageCounters
 from ..core.errors import CheckpointError, InvalidArgumentError, WorkerError, on_failure, user_stacklevel
 from ..core.fingerprint import blind_spots, fingerprint
 from ..core.node import Context, Fields, Node, NodeIterator
@@ -701,7 +702,7 @@ class DiskCacheIterator(PassIterator):
                 self._write(self.writer, chunk)
             self.position += len(chunk)
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         return {**super().counters(), "cache_mode": self.mode, "cache_file": self.node.filename}
 
     def close(self) -> None:

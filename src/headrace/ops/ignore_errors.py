@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..core.counters import StageCounters
 from ..core.errors import CheckpointError, WorkerError, check
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.state import Child, Int
@@ -80,5 +81,5 @@ class IgnoreErrorsIterator(ElementwiseIterator[IgnoreErrorsNode]):
             logger.debug("%s: ignored error %d: %s", self.name, count, detail)
         return True
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         return {**super().counters(), "errors_ignored": self.errors_ignored}

@@ -44,7 +44,7 @@ import threading
 from time import thread_time_ns
 from typing import Any, cast
 
-from ..core.counters import Probe
+from ..core.counters import Probe, StageCounters
 from ..core.node import AUTOTUNE, Context, NodeIterator, perf_ns
 from ..core.process import PROCESS
 from ..runtime.choose import Choice, run_delay_ns
@@ -581,19 +581,21 @@ class ParallelInterleaveIterator(InterleaveIterator):
         self.parallelism = max(1, min(self.node.cycle_length, int(value)))
         self.gate.resize(self.parallelism)
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         out = super().counters()
         readers = [reader for slot in self.slots if (reader := _reader(slot)) is not None]
         out.update(
-            executor="inline" if self.inline else "thread",
-            executor_reason=self.executor_reason,
-            parallelism=self.parallelism,
-            deterministic=self.deterministic,
-            open_slots=len(readers),
-            buffer_capacity=self.capacity * self.node.cycle_length,
-            buffered=sum(reader.producer.occupancy() for reader in readers),
-            input_wait_seconds=sum(reader.producer.input_wait_ns for reader in readers) / 1e9,
-            busy_seconds=self.reads.wall_ns / 1e9,  # reading, summed over slots
-            cpu_seconds=self.reads.cpu_ns / 1e9,
+            {
+                "executor": "inline" if self.inline else "thread",
+                "executor_reason": self.executor_reason,
+                "parallelism": self.parallelism,
+                "deterministic": self.deterministic,
+                "open_slots": len(readers),
+                "buffer_capacity": self.capacity * self.node.cycle_length,
+                "buffered": sum(reader.producer.occupancy() for reader in readers),
+                "input_wait_seconds": sum(reader.producer.input_wait_ns for reader in readers) / 1e9,
+                "busy_seconds": self.reads.wall_ns / 1e9,  # reading, summed over slots
+                "cpu_seconds": self.reads.cpu_ns / 1e9,
+            }
         )
         return out

@@ -20,8 +20,9 @@ same stages (``run.process.verdicts``, ``core.process.PROCESS``).
 from __future__ import annotations
 
 import warnings
-from typing import Any, Protocol
+from typing import Protocol
 
+from ..core.counters import StageCounters
 from ..core.errors import WorkerError, user_stacklevel
 from ..core.node import AUTOTUNE, Node
 from ..core.run import Run
@@ -272,21 +273,22 @@ class MapExecutor:
         self.run.process.verdicts.keep(self.node, choice)
 
     # --- reporting ----------------------------------------------------------------------------
-    def counters(self) -> dict[str, Any]:
+    def counters(self) -> StageCounters:
         """The executor's part of the map's counters: its work (the probe's calls included), choice and workers."""
         executor = self.executor
-        return dict(
+        return {
             # In map_func, all workers, the executor probe's calls included (real elements too).
-            busy_seconds=(executor.busy_seconds() if executor is not None else 0.0)
+            "busy_seconds": (executor.busy_seconds() if executor is not None else 0.0)
             + self.probe_busy_ns / 1e9,
-            cpu_seconds=(executor.cpu_seconds() if executor is not None else 0.0) + self.probe_cpu_ns / 1e9,
-            first_task_seconds=self.first_task_ns / 1e9,
-            executor=self.kind or "undecided",
-            executor_reason=self.reason,
-            gil_held_fraction=self.gil_fraction,
-            gil_range=self.gil_range,
-            run_delay_seconds=executor.delay_seconds() if executor is not None else None,
-            pool_size=self.workers,
-            worker_pids=executor.pids() if executor is not None else [],
+            "cpu_seconds": (executor.cpu_seconds() if executor is not None else 0.0)
+            + self.probe_cpu_ns / 1e9,
+            "first_task_seconds": self.first_task_ns / 1e9,
+            "executor": self.kind or "undecided",
+            "executor_reason": self.reason,
+            "gil_held_fraction": self.gil_fraction,
+            "gil_range": self.gil_range,
+            "run_delay_seconds": executor.delay_seconds() if executor is not None else None,
+            "pool_size": self.workers,
+            "worker_pids": executor.pids() if executor is not None else [],
             **(executor.counters() if executor is not None else {}),
-        )
+        }

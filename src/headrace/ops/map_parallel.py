@@ -36,6 +36,7 @@ from collections.abc import Callable
 from time import thread_time_ns
 from typing import Any, cast
 
+from ..core.counters import StageCounters
 from ..core.errors import WorkerError
 from ..core.node import AUTOTUNE, NodeIterator, note_stage, perf_ns
 from ..core.results import CONVERTED, tf_result, tf_results
@@ -504,18 +505,20 @@ class ParallelMapIterator(NodeIterator):
         self.ex.shutdown()
         super().close()
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         out = super().counters()
         out.update(
-            self.ex.counters(),
-            parallelism=self.active,
-            deterministic=self.deterministic,
-            in_flight=len(self.tasks),
-            ready=sum(1 for kind, _ in self.records.values() if kind != INPUT),
-            buffered=len(self.records),
-            buffer_capacity=self.window,
-            input_wait_seconds=self.input_wait_ns / 1e9,
-            output_wait_seconds=self.output_wait_ns / 1e9,
-            snapshots_taken=self.ledger.policy.taken,
+            {
+                **self.ex.counters(),
+                "parallelism": self.active,
+                "deterministic": self.deterministic,
+                "in_flight": len(self.tasks),
+                "ready": sum(1 for kind, _ in self.records.values() if kind != INPUT),
+                "buffered": len(self.records),
+                "buffer_capacity": self.window,
+                "input_wait_seconds": self.input_wait_ns / 1e9,
+                "output_wait_seconds": self.output_wait_ns / 1e9,
+                "snapshots_taken": self.ledger.policy.taken,
+            }
         )
         return out

@@ -26,6 +26,7 @@ import warnings
 import weakref
 from typing import Any, NoReturn
 
+from ..core.counters import StageCounters
 from ..core.errors import CheckpointError, WorkerError, add_note, attempt, user_stacklevel
 from ..core.node import Context, NodeIterator, note_stage, perf_ns
 from ..core.process import PROCESS
@@ -404,15 +405,17 @@ class ParallelizeIterator(NodeIterator):
             self._selector.close()
         self._workers.shutdown()
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         out = super().counters()
         out.update(
-            executor="process",
-            parallelism=self.count,
-            busy_seconds=self.busy_ns / 1e9,
-            output_wait_seconds=self.wait_ns / 1e9,
-            buffered=sum(len(s.entries) for s in self.shares),
-            chunk_size=self.chunk,
-            worker_pids=[w.pid for w in self._workers.processes],
+            {
+                "executor": "process",
+                "parallelism": self.count,
+                "busy_seconds": self.busy_ns / 1e9,
+                "output_wait_seconds": self.wait_ns / 1e9,
+                "buffered": sum(len(s.entries) for s in self.shares),
+                "chunk_size": self.chunk,
+                "worker_pids": [w.pid for w in self._workers.processes],
+            }
         )
         return out

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from ..core.counters import StageCounters
 from ..core.errors import CheckpointError, add_note, check
 from ..core.node import Context, Fields, Node, NodeIterator
 from ..core.state import Field, Int, StateFields
@@ -258,7 +259,7 @@ class RunOnIterator(NodeIterator[RunOnNode]):
             lane.chunk, lane.consumed, lane.done, lane.restarts = [], 0, False, 0
         self.turn = 0
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         return {
             **super().counters(),
             "workers": len(self.lanes),

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..core.args import boolean, integer, is_int
-from ..core.counters import buffer_nbytes
+from ..core.counters import StageCounters, buffer_nbytes
 from ..core.errors import check
 from ..core.node import Context, Fields, Node, NodeIterator, fresh_seed, resolve_seed
 from ..core.state import Bool, Child, Elements, Int, Seed
@@ -177,13 +177,15 @@ class ShuffleIterator(NodeIterator[ShuffleNode]):
     def restored(self) -> None:
         self._start_epoch(self.epoch, self.draws)
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         out = super().counters()
         buffer = self.buffer
         out.update(
-            buffered=len(buffer),
-            buffer_capacity=self.node.buffer_size,
-            buffer_bytes=buffer_nbytes(buffer),
+            {
+                "buffered": len(buffer),
+                "buffer_capacity": self.node.buffer_size,
+                "buffer_bytes": buffer_nbytes(buffer),
+            }
         )
         return out
 

@@ -36,6 +36,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..core.counters import StageCounters
 from ..core.element_random import ELEMENT_RNG
 from ..core.errors import attempt, attempt_all, user_stacklevel
 from ..core.node import Context, Node, NodeIterator, derived
@@ -1895,7 +1896,7 @@ class VectorizedMapIterator(NodeIterator):
         self.inflight: deque[_Lane] = deque()
         self.windowed: Traced | None = None  # the checked trace, once batches may be computed at once
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         out = super().counters()
         if self.delegate is None and self.node.vectorises() is not None:
             # The map's work is this stage's time: the report's advice says so instead of "stacking".

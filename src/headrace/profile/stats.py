@@ -9,7 +9,7 @@ import warnings
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, NamedTuple
 
-from ..core.counters import CHUNK, COUNTER_KEYS, StageCounters, busy_seconds
+from ..core.counters import CHUNK, COUNTER_KEYS, EXTRA_KEYS, StageCounters, busy_seconds
 from .advice import Diagnosis, diagnose
 from .export import html_page, trace_events
 from .record import current_log
@@ -60,10 +60,9 @@ class StageStats:
         return self.busy_seconds / self.produced if self.produced else 0.0
 
 
-#: The counters that StageStats keeps only in ``extra`` (it has no field of their own); every other
-#: key of StageCounters is read into a field, and a stage's keys outside it go to ``extra`` too.
-_AS_EXTRA = frozenset({"startup_seconds", "output_wait_seconds", "consumer_wait_seconds"})
-_KNOWN = COUNTER_KEYS - _AS_EXTRA
+#: The declared counters StageStats reads into a field; the others (``EXTRA_KEYS``) and any a stage
+#: reports without declaring them go to ``extra``.
+_KNOWN = COUNTER_KEYS - EXTRA_KEYS
 #: The fields read from a counter of the same name as it is (absent or None: the field's default);
 #: the others are derived (busy and one-time seconds from the timing counters, the stage's place).
 _AS_IS = frozenset(f.name for f in fields(StageStats)) & COUNTER_KEYS - {

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.counters import StageCounters
+
 Result = tuple[int, bool, Any]  # (task, ok, output or the exception it raised)
 
 
@@ -56,7 +58,7 @@ class Executor(Protocol):
         Linux); None where it is not measured."""
         ...
 
-    def counters(self) -> dict[str, Any]:
+    def counters(self) -> StageCounters:
         """What this kind of executor adds to the stage's counters."""
         ...
 

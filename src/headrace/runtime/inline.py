@@ -17,6 +17,7 @@ from collections.abc import Callable
 from time import thread_time_ns
 from typing import Any
 
+from ..core.counters import StageCounters
 from ..core.node import perf_ns
 from .calls import apply
 
@@ -67,7 +68,7 @@ class InlineExecutor:
     def pids(self) -> list[int]:
         return []
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         return {}
 
     def shutdown(self) -> None:

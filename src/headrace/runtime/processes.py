@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..core.counters import StageCounters
 from ..core.errors import WorkerError, add_note, attempt
 from ..core.node import perf_ns
 from ..core.process import PROCESS
@@ -408,7 +409,7 @@ class ProcessExecutor:
     def resize(self, workers: int) -> None:
         """A process pool keeps its size: the map's task limit holds it to fewer workers."""
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         return {
             "chunk_size": self.chunk_size,
             "messages": self.messages,

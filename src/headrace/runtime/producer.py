@@ -32,6 +32,7 @@ import threading
 import weakref
 from typing import Any, Literal, Protocol, overload
 
+from ..core.counters import StageCounters
 from ..core.errors import WorkerError
 from ..core.node import Node, NodeIterator, perf_ns
 from ..core.process import PROCESS
@@ -332,19 +333,21 @@ class BufferedIterator(NodeIterator):
         super().close()  # closing the input wakes a thread blocked in it
         self.producer.join()
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         producer = self.producer
         out = super().counters()
         out.update(
-            executor="thread",
-            parallelism=1,
-            buffer_capacity=self.capacity,
-            buffered=producer.occupancy(),
-            mean_buffered=producer.occupancy_sum / producer.gets if producer.gets else 0.0,
-            input_wait_seconds=producer.input_wait_ns / 1e9,
-            consumer_wait_seconds=producer.empty_wait_ns / 1e9,
-            producer_blocked_seconds=producer.full_wait_ns / 1e9,
-            snapshots_taken=producer.ledger.policy.taken,
+            {
+                "executor": "thread",
+                "parallelism": 1,
+                "buffer_capacity": self.capacity,
+                "buffered": producer.occupancy(),
+                "mean_buffered": producer.occupancy_sum / producer.gets if producer.gets else 0.0,
+                "input_wait_seconds": producer.input_wait_ns / 1e9,
+                "consumer_wait_seconds": producer.empty_wait_ns / 1e9,
+                "producer_blocked_seconds": producer.full_wait_ns / 1e9,
+                "snapshots_taken": producer.ledger.policy.taken,
+            }
         )
         if "bytes_in_per_element" in out:  # elements held are the parent's: its measured mean size
             out["buffer_bytes"] = out["buffered"] * out["bytes_in_per_element"]

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from time import thread_time_ns
 from typing import Any
 
+from ..core.counters import StageCounters
 from ..core.node import perf_ns
 from ..core.process import PROCESS
 from . import shutdown as registry
@@ -185,7 +186,7 @@ class ThreadExecutor:
     def pids(self) -> list[int]:
         return []
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         return {"chunk_size": self.chunk_size}
 
     def shutdown(self) -> None:

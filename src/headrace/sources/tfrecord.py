@@ -22,6 +22,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..core.args import integer, is_int
+from ..core.counters import StageCounters
 from ..core.cpus import interleave_cycle_length
 from ..core.errors import CheckpointError, InvalidArgumentError, check, pattern_hint
 from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Access, Context, Fields, Node, NodeIterator
@@ -403,7 +404,8 @@ class TFRecordIterator(FileReading, NodeIterator[TFRecordNode]):
         self._close_slot()
         super().close()
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         out = super().counters()
-        out.update(self.counts(), warnings_logged=self.log.logged())
+        out.update(self.counts())
+        out["warnings_logged"] = self.log.logged()
         return out

@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any, cast
 
+from ..core.counters import StageCounters
 from ..core.node import NodeIterator
 from ..core.state import ERROR
 from ..io.records.tfrecord import LENGTH_CRC_MISMATCH, RecordError, RecordReader
@@ -113,8 +114,14 @@ class FileReading:
     log: RateLimitedLog
     records_read = bytes_read = records_skipped = files_skipped = damage_found = 0
 
-    def counts(self) -> dict[str, int]:
-        return {key: getattr(self, key) for key in READ_COUNTS}
+    def counts(self) -> StageCounters:
+        return {
+            "records_read": self.records_read,
+            "bytes_read": self.bytes_read,
+            "records_skipped": self.records_skipped,
+            "files_skipped": self.files_skipped,
+            "damage_found": self.damage_found,
+        }
 
     def _reader(self, slot: FileSlot) -> RecordReader:
         if slot.reader is None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, cast
 
+from ..core.counters import StageCounters, report_as_own
 from ..core.errors import CheckpointError
 from ..core.node import AUTOTUNE, UNKNOWN_CARDINALITY, Context, Fields, Node, NodeIterator
 from ..core.spec import TensorSpec, string
@@ -92,17 +93,23 @@ class FileTally:
         with self.lock:
             if file in self.open:
                 self.open.discard(file)
-                for key, value in file.counts().items():
-                    self.closed[key] += value
+                for key in READ_COUNTS:
+                    self.closed[key] += getattr(file, key)
 
-    def totals(self) -> dict[str, int]:
+    def totals(self) -> StageCounters:
         with self.lock:
-            out = dict(self.closed)
+            sums = dict(self.closed)
             for file in self.open:
-                for key, value in file.counts().items():
-                    out[key] += value
-        out["warnings_logged"] = self.log.logged()
-        return out
+                for key in READ_COUNTS:
+                    sums[key] += getattr(file, key)
+        return {
+            "records_read": sums["records_read"],
+            "bytes_read": sums["bytes_read"],
+            "records_skipped": sums["records_skipped"],
+            "files_skipped": sums["files_skipped"],
+            "damage_found": sums["damage_found"],
+            "warnings_logged": self.log.logged(),
+        }
 
 
 class FileListNode(Node):
@@ -402,11 +409,11 @@ class ParallelTFRecordIterator(NodeIterator["TFRecordNode"]):
         self.cycle.close()
         super().close()
 
-    def counters(self) -> dict:
+    def counters(self) -> StageCounters:
         out = super().counters()
         out.update(self.tally.totals())
         cycle = self.cycle.counters()
-        out.update((key, cycle[key]) for key in CYCLE_COUNTERS if key in cycle)
+        report_as_own(out, cycle, CYCLE_COUNTERS)
         if cycle.get("executor") == "thread":  # reader threads: their reading time is the stage's work
             out["busy_seconds"], out["cpu_seconds"] = cycle["busy_seconds"], cycle["cpu_seconds"]
         return out
