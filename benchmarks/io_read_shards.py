@@ -9,7 +9,8 @@ of the work), and plain shards on a simulated store with ``LATENCY_MS`` per read
 reader threads overlap them). tf.data rows run when TensorFlow is installed
 (``PYTHONPATH=src:benchmarks /work/tfvenv/bin/python benchmarks/io_read_shards.py``); it cannot read
 the simulated store, so that section has none. Medians of ``--runs`` alternating runs; ratios to
-headrace in order and to tf.data's same form.
+headrace in order and to tf.data's same form. ``--hog`` runs a CPU-busy process beside, as a training
+loop competes for the cores.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 import headrace as hr
-from _common import alternate, have, rate_rows
+from _common import alternate, beside_hog, have, rate_rows
 
 SHARDS = 4
 LATENCY_MS = 2.0  # per read call of the simulated store
@@ -128,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--hog", action="store_true", help="a CPU-busy process beside (a training loop)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="headrace-shards-") as folder:
+    print(f"sharded reads: {os.cpu_count()} CPUs, runs={args.runs}, hog={args.hog}")
+    with tempfile.TemporaryDirectory(prefix="headrace-shards-") as folder, beside_hog(args.hog):
         for title, compression, records, size, slow in CASES:
             paths = write_shards(folder, compression, records, size)
             if slow:
