@@ -181,7 +181,7 @@ def test_nothing_is_logged_or_kept_for_the_trace_while_not_recording(monkeypatch
     parallel_map = prefetch.inputs[0]
     interleave = parallel_map.inputs[0]
     assert all(origin is None for *_, origin in prefetch.producer.items.values())
-    assert parallel_map.executor.firsts == {} and parallel_map.chunk_starts == {}
+    assert parallel_map.executor.firsts == {} and parallel_map.ledger.marks == {}
     slots = [slot[2].producer for slot in interleave.slots if slot is not None]
     assert slots and all(origin is None for producer in slots for *_, origin in producer.items.values())
     assert PROCESS.recorder is None

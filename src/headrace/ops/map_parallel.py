@@ -21,9 +21,9 @@ Which executor runs the function, why, and the trial of that choice against inli
 around it: pulling, submitting, handing on in order, failures and checkpoints.
 
 While ``headrace.profile.record_calls`` records, the executor numbers each chunk it returns; the
-position of a chunk's first element keeps that number until the element is handed on, and the call
-handing it on reports it (``CallLog.deliver``): the trace's arrow from the chunk lands on that call,
-whatever order the chunks finished in.
+position of a chunk's first element keeps that number in the ledger's ``marks`` until the element is
+handed on, and the call handing it on reports it (``Ledger.handed_out``): the trace's arrow from the
+chunk lands on that call, whatever order the chunks finished in.
 """
 
 from __future__ import annotations
@@ -85,8 +85,8 @@ class ParallelMapIterator(NodeIterator):
         # the parent is owed (``self.owed``) behind the whole window.
         self.ledger = Ledger()
         self.records = self.ledger.entries
+        self.marks = self.ledger.marks  # while recording: a chunk's first position -> its slice
         self.arrivals: deque[int] = deque()  # computed positions in finishing order (non-deterministic)
-        self.chunk_starts: dict[int, int] = {}  # while recording: a chunk's first position -> its slice
         self.tasks: dict[int, int] = {}  # task id in flight -> position
         self.queued: deque[int] = deque()  # restored inputs not yet submitted
         self.exhausted = False
@@ -265,7 +265,7 @@ class ParallelMapIterator(NodeIterator):
             for task, number in firsts.items():
                 position = self.tasks.get(task)
                 if position is not None:
-                    self.chunk_starts[position] = number
+                    self.marks[position] = number
             firsts.clear()
         for task, ok, value in results:
             position = self.tasks.pop(task, None)
@@ -291,9 +291,8 @@ class ParallelMapIterator(NodeIterator):
 
     def _hand_on(self, position: int, fill: bool = True) -> Any:
         kind, value = self.records.pop(position)
-        starts = self.chunk_starts
-        if starts and position in starts:  # recording, and the first element of a chunk
-            self._deliver(position)
+        if self.marks:  # recording: the first element of a chunk reports its hand-out
+            self.ledger.handed_out(position, id(self))
         if self.arrivals and self.arrivals[0] == position:
             self.arrivals.popleft()
         if position >= self.ledger.high:
@@ -305,13 +304,6 @@ class ParallelMapIterator(NodeIterator):
             raise value[0]
         self.produced += 1
         return tf_result(value) if type(value) in CONVERTED else value
-
-    def _deliver(self, position: int) -> None:
-        """Report handing on the first element of a recorded chunk (the trace's arrow lands on this call)."""
-        number = self.chunk_starts.pop(position)
-        log = self.ex.run.process.recorder
-        if log is not None:
-            log.deliver(id(self), number)
 
     def _next(self) -> Any:
         if self.failure is not None:
@@ -454,7 +446,6 @@ class ParallelMapIterator(NodeIterator):
         self.ledger.restart()
         self.owed.clear()  # a held error of the parent
         self.arrivals.clear()
-        self.chunk_starts.clear()
         self.queued.clear()
         self.exhausted = False
 

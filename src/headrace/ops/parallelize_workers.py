@@ -12,8 +12,8 @@ that ends at or after the last element handed on, plus the elements of that chun
 (encoded like any buffered element), plus whose turn it is. Restoring sends each worker its state.
 
 While ``headrace.profile.record_calls`` records, each chunk is a slice on its worker's process track,
-and the call that hands the chunk's first element on reports it (``CallLog.deliver``): the trace's
-arrow from the chunk lands on that call.
+and the call that hands the chunk's first element on reports it (the share's ledger ``marks``,
+``Ledger.handed_out``): the trace's arrow from the chunk lands on that call.
 """
 
 from __future__ import annotations
@@ -86,7 +86,6 @@ class _Share(Ledger):
         self.received = 0  # elements received since the last restore
         self.in_flight = 0  # requests sent, not answered
         self.ended = False  # the worker said its share ended (this epoch)
-        self.chunk_starts: dict[int, int] = {}  # while recording: a chunk's first index -> its slice
 
 
 class _Workers:
@@ -241,7 +240,7 @@ class ParallelizeIterator(NodeIterator):
         if log is not None:
             number = log.add_chunk(id(self), worker.pid, worker.pid, start, end, len(items))
             if items:
-                share.chunk_starts[share.received] = number
+                share.marks[share.received] = number
         entries, received = share.entries, share.received
         for offset, (ok, payload) in enumerate(items, received):
             ok, value = decode_result(ok, payload, worker.pid, self.name)
@@ -307,12 +306,8 @@ class ParallelizeIterator(NodeIterator):
     def _hand_on(self, share: _Share) -> Any:
         handed = share.high
         kind, value = share.entries.pop(handed)
-        starts = share.chunk_starts
-        if starts and handed in starts:  # recording, and the first element of a chunk
-            number = starts.pop(handed)
-            log = PROCESS.recorder
-            if log is not None:
-                log.deliver(id(self), number)
+        if share.marks:  # recording: the first element of a chunk reports its hand-out
+            share.handed_out(handed, id(self))
         share.high = handed + 1
         position = self.position
         self.position += 1

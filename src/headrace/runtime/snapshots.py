@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from ..core.errors import attempt
 from ..core.node import perf_ns
+from ..core.process import PROCESS
 from ..core.state import OUTPUT, owed_rows
 
 SHARE = 0.05
@@ -74,7 +75,10 @@ class Ledger:
     entries below ``high``: still owed). ``snapshots``: ``(position, parent state after the pulls
     before it)``, ascending; those below ``high`` can no longer start a checkpoint and are dropped.
     Positions count the stage's own pulls (elements, or a worker's items); the stage keeps that
-    count. The owner's lock, if any, guards the ledger.
+    count. ``marks``: while calls are recorded (``record_calls``), the position that starts a chunk a
+    worker computed -> that chunk's slice number, reported when the entry is handed out
+    (:meth:`handed_out`: the trace's arrow from the chunk lands on the call that handed it out,
+    whatever order chunks finished in). The owner's lock, if any, guards the ledger.
     """
 
     def __init__(self) -> None:
@@ -82,6 +86,15 @@ class Ledger:
         self.snapshots: deque[tuple[int, dict]] = deque()
         self.high = 0  # one past the largest position handed out
         self.policy = SnapshotPolicy()
+        self.marks: dict[int, int] = {}
+
+    def handed_out(self, position: int, key: int) -> None:
+        """Report handing out ``position`` if a recorded chunk starts there (``CallLog.deliver`` for
+        the stage ``key``). Callers check ``marks`` first: empty unless recording."""
+        number = self.marks.pop(position, None)
+        log = PROCESS.recorder
+        if number is not None and log is not None:
+            log.deliver(key, number)
 
     def keep(self, at: int, state: dict | None) -> None:
         """Keep ``state``, the parent's after the pulls before ``at`` (one the budget allowed, a
@@ -112,4 +125,5 @@ class Ledger:
         """Forget everything pulled (a reset, or a restore, which then keeps the restored state)."""
         self.entries.clear()
         self.snapshots.clear()
+        self.marks.clear()
         self.high = high
