@@ -61,9 +61,7 @@ class ReportCounters(TypedDict, total=False):
     executor: str  #: ``inline``, ``thread`` or ``process``
     executor_reason: str  #: why that executor, in words (measured, tried, given)
     gil_range: tuple[float, float] | None  #: least and greatest GIL share when the probe's pairs disagreed
-    run_delay_seconds: (
-        float | None
-    )  #: the workers' time waiting for a core (Linux schedstat), None if unknown
+    run_delay_seconds: float | None  #: workers' time waiting for a core (schedstat); None: unknown
     vectorised_map: str  #: a batch running the map above it once per batch: that map's stage
     input_wait_seconds: float  #: time the stage waited for its parent
     output_wait_seconds: float  #: time its callers were blocked waiting for its workers

@@ -13,11 +13,11 @@ else:
 - ``verdicts``: the executor choices earlier pipelines tried (``runtime.choose.Verdicts``), so a
   pipeline built again (a new iterator each epoch) does not probe again.
 
-The ops reach it through their iteration's context (``Run.process``); the timing template and
-the workers, which check ``recorder`` on their hot paths, by this name, where a look-up through each
-stage's context would cost a call more. Tests swap
-its fields (``monkeypatch.setattr(PROCESS, ...)``) rather than module globals. The consumer's
-sampling of stage timing is a per-pipeline setting, not a process one: ``Options().profiling``.
+The ops reach it through their iteration's context (``Run.process``); the timing template and the
+workers, which check ``recorder`` on their hot paths, by this name, where a look-up through each
+stage's context would cost a call more. Tests swap its fields (``monkeypatch.setattr(PROCESS, ...)``)
+rather than module globals. The consumer's sampling of stage timing is a per-pipeline setting, not a
+process one: ``Options().profiling``.
 
 >>> PROCESS.recorder is None and not PROCESS.inside_worker
 True

@@ -103,10 +103,6 @@ class ParallelMapIterator(NodeIterator):
     def executor(self) -> Any:
         return self.ex.executor
 
-    @property
-    def kind(self) -> str | None:
-        return self.ex.kind
-
     # --- starting -----------------------------------------------------------------------------
     def _start(self) -> None:
         if self.ex.kind is None:
@@ -192,17 +188,14 @@ class ParallelMapIterator(NodeIterator):
     def window(self) -> int:
         """Elements taken but not handed on, at most: two per active worker (memory stays bounded),
         counted in chunks for process workers (a chunk is a few milliseconds of work)."""
-        return in_flight_window(self.active) * self._chunk_size()
-
-    def _chunk_size(self) -> int:
-        return self.ex.chunk_size
+        return in_flight_window(self.active) * self.ex.chunk_size
 
     @property
     def task_limit(self) -> int:
         # A process pool cannot shrink: below its size, tasks in flight are the parallelism itself.
         # Otherwise a queued task per worker keeps every worker busy while the consumer is away.
         if self.ex.kind == "process" and self.active < self.ex.workers:
-            return self.active * self._chunk_size()
+            return self.active * self.ex.chunk_size
         return self.window
 
     def _fill(self) -> None:
@@ -215,7 +208,7 @@ class ParallelMapIterator(NodeIterator):
         # Pull a chunk's worth at a time: one parent call, snapshot and message per chunk instead of
         # per element (a checkpoint then owes up to a chunk of inputs, encoded). A thread pool's chunk
         # follows the function's measured time (one element for slow ones: nothing owed then).
-        refill = self._chunk_size()
+        refill = self.ex.chunk_size
         while (
             not self.queued and not self.exhausted and not self.owed and len(self.records) <= window - refill
         ):
